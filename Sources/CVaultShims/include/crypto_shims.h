@@ -1,0 +1,9 @@
+#ifndef WV_CRYPTO_SHIMS_H
+#define WV_CRYPTO_SHIMS_H
+#include <stddef.h>
+#include <openssl/evp.h>
+
+/// OPENSSL_free is a macro; Swift needs a function.
+void wv_openssl_free(void *pointer);
+
+#endif

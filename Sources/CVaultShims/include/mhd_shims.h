@@ -1,0 +1,29 @@
+#ifndef WV_MHD_SHIMS_H
+#define WV_MHD_SHIMS_H
+#include <stdint.h>
+#include <stddef.h>
+#include <microhttpd.h>
+
+/// Options for `wv_mhd_start`; MHD_start_daemon is variadic and cannot be called from Swift.
+typedef struct wv_mhd_options {
+    const char *host;            // IPv4 literal to bind, e.g. "127.0.0.1"
+    uint16_t port;               // 0 picks a free port
+    unsigned int threads;        // worker thread pool size
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit; // 0 = unlimited
+    unsigned int connection_timeout_seconds;
+    size_t connection_memory_limit;
+} wv_mhd_options;
+
+/// Starts an epoll daemon with a thread pool; returns NULL (and sets errno) on failure.
+struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *options,
+                                MHD_AccessHandlerCallback handler, void *handler_cls,
+                                MHD_RequestCompletedCallback completed, void *completed_cls);
+
+/// The port the daemon actually bound (useful when asked for port 0).
+uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/// Stops accepting new connections without closing existing ones (for draining).
+void wv_mhd_quiesce(struct MHD_Daemon *daemon);
+
+#endif

@@ -1,0 +1,35 @@
+#include "mhd_shims.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *o,
+                                MHD_AccessHandlerCallback handler, void *handler_cls,
+                                MHD_RequestCompletedCallback completed, void *completed_cls) {
+    struct sockaddr_in address;
+    memset(&address, 0, sizeof address);
+    address.sin_family = AF_INET;
+    address.sin_port = htons(o->port);
+    if (inet_pton(AF_INET, o->host, &address.sin_addr) != 1) {
+        errno = EINVAL;
+        return NULL;
+    }
+    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    return MHD_start_daemon(flags, o->port, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
+                            MHD_OPTION_THREAD_POOL_SIZE, o->threads,
+                            MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->connection_memory_limit,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_END);
+}
+
+uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+void wv_mhd_quiesce(struct MHD_Daemon *daemon) { (void)MHD_quiesce_daemon(daemon); }
