@@ -1,0 +1,75 @@
+/// The seed's §1 blob shape, made precise: the rules the server applies before storing a blob.
+///
+/// The server never decrypts, so these rules are all it can check: that every field a reader
+/// needs is present, of the right type and, for the GCM parameters, of the right length.
+public struct VaultShapeValidator: Sendable {
+    /// The most `wrappedDeks` entries a blob may carry.
+    public var maxWrappedDeks = 64
+    /// The most characters `hint` may have.
+    public var maxHintCharacters = 256
+
+    /// Creates a validator with the default limits.
+    public init() {}
+
+    /// Checks a parsed blob and returns its header.
+    ///
+    /// - Throws: `VaultShapeError` naming the first field that breaks the rules.
+    public func validate(_ blob: JSONValue) throws(VaultShapeError) -> VaultBlobHeader {
+        guard case .object = blob else { throw VaultShapeError("top level must be an object, not \(blob.typeName)") }
+        guard let version = blob["v"] else { throw VaultShapeError("v is missing") }
+        guard version == .integer(1) else { throw VaultShapeError("v must be the integer 1") }
+
+        guard let wrapped = blob["wrappedDeks"] else { throw VaultShapeError("wrappedDeks is missing") }
+        guard case .array(let entries) = wrapped else { throw VaultShapeError("wrappedDeks must be an array") }
+        guard !entries.isEmpty else { throw VaultShapeError("wrappedDeks must not be empty") }
+        guard entries.count <= maxWrappedDeks else {
+            throw VaultShapeError("wrappedDeks has \(entries.count) entries, at most \(maxWrappedDeks) allowed")
+        }
+        var kekIDs: [String] = []
+        for (index, entry) in entries.enumerated() {
+            let path = "wrappedDeks[\(index)]"
+            guard case .object = entry else { throw VaultShapeError("\(path) must be an object") }
+            guard let kekID = entry["kek_id"]?.stringValue, !kekID.isEmpty else {
+                throw VaultShapeError("\(path).kek_id must be a non-empty string")
+            }
+            _ = try base64URLField(entry, "dek_cipher", path: "\(path).dek_cipher")
+            kekIDs.append(kekID)
+        }
+
+        let cipher = try base64URLField(blob, "cipher", path: "cipher")
+        try fixedLengthField(blob, "iv", bytes: 12)
+        try fixedLengthField(blob, "tag", bytes: 16)
+
+        guard let updatedUtc = blob["updatedUtc"] else { throw VaultShapeError("updatedUtc is missing") }
+        guard let updatedText = updatedUtc.stringValue, let updatedAt = UTCTimestamp(rfc3339: updatedText) else {
+            throw VaultShapeError("updatedUtc must be an RFC 3339 timestamp in UTC")
+        }
+
+        var hint: String?
+        if let hintValue = blob["hint"] {
+            guard let text = hintValue.stringValue else { throw VaultShapeError("hint must be a string") }
+            guard text.count <= maxHintCharacters else {
+                throw VaultShapeError("hint must have at most \(maxHintCharacters) characters")
+            }
+            hint = text
+        }
+        return VaultBlobHeader(
+            updatedUtc: updatedText, updatedAt: updatedAt, hint: hint, kekIDs: kekIDs, cipherByteCount: cipher.count)
+    }
+
+    private func base64URLField(_ object: JSONValue, _ name: String, path: String) throws(VaultShapeError) -> [UInt8] {
+        guard let value = object[name] else { throw VaultShapeError("\(path) is missing") }
+        guard let text = value.stringValue else { throw VaultShapeError("\(path) must be a string") }
+        guard let bytes = Base64URL.decode(text) else {
+            throw VaultShapeError("\(path) must be unpadded base64url (RFC 4648 §5)")
+        }
+        return Array(bytes)
+    }
+
+    private func fixedLengthField(_ object: JSONValue, _ name: String, bytes: Int) throws(VaultShapeError) {
+        let decoded = try base64URLField(object, name, path: name)
+        guard decoded.count == bytes else {
+            throw VaultShapeError("\(name) must decode to exactly \(bytes) bytes, not \(decoded.count)")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import VaultCore
+
+@Suite struct Base64URLTests {
+    @Test func roundTripsEveryLength() {
+        for length in 0..<70 {
+            let bytes = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) })
+            let text = Base64URL.encode(bytes)
+            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
+            #expect(Base64URL.decode(text) == bytes)
+        }
+    }
+
+    @Test func refusesNonCanonicalSpellings() {
+        // "AB" and "AAB" set unused trailing bits: second spellings of "AA" and "AAA".
+        for text in ["AA==", "A", "ab+/", "ab/c", "ab c", "AB\n", "AB", "AAB", "Zm9v!"] {
+            #expect(Base64URL.decode(text) == nil, "\(text)")
+        }
+        #expect(Base64URL.decode("AA") == Data([0]))
+        #expect(Base64URL.decode("") == Data())
+    }
+}
+
+@Suite struct UTCTimestampTests {
+    @Test func parsesAndPrints() {
+        #expect(UTCTimestamp(rfc3339: "1970-01-01T00:00:00Z")?.millisecondsSinceEpoch == 0)
+        #expect(UTCTimestamp(rfc3339: "2026-08-12T19:00:00.5Z")?.description == "2026-08-12T19:00:00.500Z")
+        #expect(UTCTimestamp(rfc3339: "2024-02-29T23:59:59.999+00:00")?.description == "2024-02-29T23:59:59.999Z")
+        #expect(UTCTimestamp(rfc3339: "2000-03-01t00:00:00z")?.millisecondsSinceEpoch == 951_868_800_000)
+        #expect(UTCTimestamp(millisecondsSinceEpoch: -1).description == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func refusesNonUTCAndNonsense() {
+        for text in ["2026-08-12T19:00:00", "2026-08-12T19:00:00+01:00", "2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z",
+                     "2026-08-12T24:00:00Z", "2026-08-12T19:00:00.Z", "2026-08-12 19:00:00Z", "", "x"] {
+            #expect(UTCTimestamp(rfc3339: text) == nil, "\(text)")
+        }
+    }
+}
+
+@Suite struct SyncIDTests {
+    @Test func strictlyIncreasesWithinOneMillisecondAndAcrossClockSteps() {
+        let now = UTCTimestamp(millisecondsSinceEpoch: 1000)
+        let first = SyncID.next(after: nil, now: now)
+        let second = SyncID.next(after: first, now: now)
+        let third = SyncID.next(after: second, now: UTCTimestamp(millisecondsSinceEpoch: 10))
+        #expect(first < second && second < third)
+        #expect(SyncID.next(after: third, now: UTCTimestamp(millisecondsSinceEpoch: 5000)).millisecondsSinceEpoch == 5000)
+    }
+}
+
+@Suite struct SlidingWindowRateLimitTests {
+    let policy = SlidingWindowRateLimit(limit: 3, windowSeconds: 3600)
+
+    @Test func allowsUpToTheLimitThenTellsWhenToRetry() {
+        let start: Int64 = 1_000_000
+        var accepted: [Int64] = []
+        for step in 0..<3 {
+            let now = UTCTimestamp(millisecondsSinceEpoch: start + Int64(step) * 1000)
+            #expect(policy.decide(acceptedSaves: accepted, now: now) == .allowed(remaining: 2 - step))
+            accepted.append(now.millisecondsSinceEpoch)
+        }
+        let now = UTCTimestamp(millisecondsSinceEpoch: start + 10_000)
+        #expect(policy.decide(acceptedSaves: accepted, now: now) == .limited(retryAfterSeconds: 3590))
+        // The window slides: once the oldest save is an hour old, one slot frees.
+        let later = UTCTimestamp(millisecondsSinceEpoch: start + 3_600_000 + 1)
+        #expect(policy.decide(acceptedSaves: accepted, now: later) == .allowed(remaining: 0))
+    }
+
+    @Test func headers() {
+        #expect(policy.policyHeader == "\"saves\";q=3;w=3600")
+        #expect(policy.stateHeader(for: .limited(retryAfterSeconds: 7)) == "\"saves\";r=0;t=7")
+    }
+}
