@@ -33,3 +33,16 @@ uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon) {
 }
 
 void wv_mhd_quiesce(struct MHD_Daemon *daemon) { (void)MHD_quiesce_daemon(daemon); }
+
+int wv_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return -1;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size) ? 0 : -1;
+    }
+    if (address->sa_family == AF_INET6) {
+        return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, size) ? 0 : -1;
+    }
+    return -1;
+}

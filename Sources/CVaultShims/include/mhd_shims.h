@@ -26,4 +26,7 @@ uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon);
 /// Stops accepting new connections without closing existing ones (for draining).
 void wv_mhd_quiesce(struct MHD_Daemon *daemon);
 
+/// Writes the client's IP address as text into `buffer`; returns 0 on success.
+int wv_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
+
 #endif

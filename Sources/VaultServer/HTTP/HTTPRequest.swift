@@ -1,0 +1,41 @@
+import Foundation
+
+/// One HTTP request as the handlers see it: already read in full and size-capped.
+public struct HTTPRequest: Sendable {
+    /// The method, upper case as sent.
+    public var method: String
+    /// The path without the query string.
+    public var path: String
+    /// Query arguments, percent-decoded; a repeated name keeps its first value.
+    public var query: [String: String]
+    /// Header fields by lower-cased name; repeated fields are joined with ", ".
+    public var headers: [String: String]
+    /// The request body.
+    public var body: Data
+    /// The peer's IP address, when known.
+    public var remoteAddress: String?
+
+    /// Creates a request.
+    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+                body: Data = Data(), remoteAddress: String? = nil) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { "\($0), \($1)" })
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The value of a header field, by case-insensitive name.
+    public func header(_ name: String) -> String? {
+        headers[name.lowercased()]
+    }
+
+    /// The token of an `Authorization: Bearer` header, if there is exactly one well-formed one.
+    public var bearerToken: String? {
+        guard let value = header("authorization") else { return nil }
+        let parts = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1])
+    }
+}

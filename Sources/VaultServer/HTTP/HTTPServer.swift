@@ -1,0 +1,188 @@
+import CMicroHTTPD
+import CVaultShims
+import Foundation
+
+/// An HTTP/1.1 server on libmicrohttpd: epoll, a worker thread pool, bodies capped per route.
+///
+/// libmicrohttpd parses HTTP; this class only moves complete requests to a `HTTPResponder`
+/// and its answers back, and enforces the body cap while the upload arrives.
+public final class HTTPServer: @unchecked Sendable {
+    // @unchecked: `daemon` is written only by start/stop, which callers do not run concurrently.
+
+    /// Listening and resource limits.
+    public struct Options: Sendable {
+        /// IPv4 address to bind.
+        public var host = "127.0.0.1"
+        /// Port to bind; 0 picks a free one.
+        public var port: UInt16 = 8080
+        /// Worker threads.
+        public var threads = 4
+        /// Most open connections in all.
+        public var connectionLimit = 1024
+        /// Most open connections from one IP; 0 for no cap.
+        public var perIPConnectionLimit = 0
+        /// Seconds of inactivity before a connection is closed.
+        public var connectionTimeoutSeconds = 30
+        /// Memory for one connection's headers and buffers.
+        public var connectionMemoryLimit = 64 * 1024
+
+        /// Creates default options.
+        public init() {}
+    }
+
+    private let options: Options
+    private let responder: any HTTPResponder
+    private var daemon: OpaquePointer?
+
+    /// Creates a server; nothing listens until `start`.
+    public init(options: Options, responder: any HTTPResponder) {
+        self.options = options
+        self.responder = responder
+    }
+
+    deinit { stop() }
+
+    /// Starts listening and returns the bound port.
+    ///
+    /// - Throws: `ServerStartupError` when the address cannot be bound.
+    @discardableResult
+    public func start() throws -> UInt16 {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let started = options.host.withCString { host -> OpaquePointer? in
+            var native = wv_mhd_options(
+                host: host, port: options.port, threads: UInt32(options.threads),
+                connection_limit: UInt32(options.connectionLimit),
+                per_ip_connection_limit: UInt32(options.perIPConnectionLimit),
+                connection_timeout_seconds: UInt32(options.connectionTimeoutSeconds),
+                connection_memory_limit: options.connectionMemoryLimit)
+            return wv_mhd_start(&native, httpServerAccessHandler, context, httpServerCompletedHandler, context)
+        }
+        guard let started else {
+            throw ServerStartupError("cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
+        }
+        daemon = started
+        return wv_mhd_bound_port(started)
+    }
+
+    /// Stops accepting new connections; requests in flight go on.
+    public func quiesce() {
+        if let daemon { wv_mhd_quiesce(daemon) }
+    }
+
+    /// Stops the server, closing every connection.
+    public func stop() {
+        if let daemon { MHD_stop_daemon(daemon) }
+        daemon = nil
+    }
+
+    fileprivate func handle(
+        connection: OpaquePointer, url: String, method: String, data: UnsafePointer<CChar>?,
+        uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let existing = state.pointee else {
+            let limit = responder.bodyLimit(method: method, path: url)
+            let upload = UploadState(limit: limit)
+            state.pointee = Unmanaged.passRetained(upload).toOpaque()
+            if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
+                length > limit {
+                upload.refused = true
+                return Self.queue(responder.tooLargeResponse(limit: limit), on: connection, closing: true)
+            }
+            return .YES
+        }
+        let upload = Unmanaged<UploadState>.fromOpaque(existing).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            uploadSize.pointee = 0
+            if upload.refused { return .YES }
+            guard upload.body.count + count <= upload.limit else {
+                // A chunked or lying body grew past the cap: answer now and stop reading.
+                upload.refused = true
+                upload.body = Data()
+                return Self.queue(responder.tooLargeResponse(limit: upload.limit), on: connection, closing: true)
+            }
+            if let data {
+                data.withMemoryRebound(to: UInt8.self, capacity: count) { upload.body.append($0, count: count) }
+            }
+            return .YES
+        }
+        if upload.refused { return .YES }
+        let request = HTTPRequest(
+            method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
+            headers: Self.values(connection, .HEADER_KIND), body: upload.body,
+            remoteAddress: Self.remoteAddress(connection))
+        return Self.queue(responder.respond(to: request), on: connection, closing: false)
+    }
+
+    fileprivate func completed(state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let state, let existing = state.pointee else { return }
+        Unmanaged<UploadState>.fromOpaque(existing).release()
+        state.pointee = nil
+    }
+
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+        let native = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+        guard let native else { return .NO }
+        defer { MHD_destroy_response(native) }
+        for (name, value) in response.headers {
+            _ = MHD_add_response_header(native, name, value)
+        }
+        if closing { _ = MHD_add_response_header(native, "Connection", "close") }
+        return MHD_queue_response(connection, UInt32(response.status), native)
+    }
+
+    private static func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
+        MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
+    }
+
+    private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
+        final class Collector { var values: [String: String] = [:] }
+        let collector = Collector()
+        _ = MHD_get_connection_values(connection, kind, { context, _, key, value in
+            guard let context, let key else { return .YES }
+            let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
+            let name = String(cString: key).lowercased()
+            let text = value.map { String(cString: $0) } ?? ""
+            if let previous = collector.values[name] {
+                collector.values[name] = previous + ", " + text
+            } else {
+                collector.values[name] = text
+            }
+            return .YES
+        }, Unmanaged.passUnretained(collector).toOpaque())
+        return collector.values
+    }
+
+    private static func remoteAddress(_ connection: OpaquePointer) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard wv_mhd_client_address(connection, &buffer, buffer.count) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The body read so far for one request, owned by libmicrohttpd's per-request slot.
+private final class UploadState {
+    let limit: Int
+    var body = Data()
+    var refused = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+}
+
+private let httpServerAccessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, data, uploadSize, state in
+    guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    return server.handle(connection: connection, url: String(cString: url), method: String(cString: method),
+                         data: data, uploadSize: uploadSize, state: state)
+}
+
+private let httpServerCompletedHandler: MHD_RequestCompletedCallback = { context, _, state, _ in
+    guard let context else { return }
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(state: state)
+}
