@@ -22,17 +22,19 @@ let package = Package(
         .target(name: "VaultCore"),
         .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
+        .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
             name: "VaultServer",
-            dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "CSQLite", "CMicroHTTPD", "CVaultShims"]
+            dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CMicroHTTPD", "CVaultShims"]
         ),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
 
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "VaultServerTests",
-            dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON"]
+            dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,7 +4,8 @@ public struct JWTClaimsRules: Sendable, Hashable {
     public var issuer: String
     /// `aud` must contain at least one of these.
     public var audiences: Set<String>
-    /// When set, the authorized party (`azp`, or RFC 9068 `client_id` when `azp` is absent) must be one of these.
+    /// The authorized party (`azp`, or RFC 9068 `client_id` when `azp` is absent) is always required;
+    /// when this is set, it must also be one of these.
     public var allowedAuthorizedParties: Set<String>?
     /// When set, the `scope` claim must list this scope.
     public var requiredScope: String?
@@ -25,11 +26,11 @@ public struct JWTClaimsRules: Sendable, Hashable {
         public let issuer: String
         /// The subject.
         public let subject: String
-        /// The authorized party (the OEM's client), if the rules asked for one.
-        public let authorizedParty: String?
+        /// The authorized party (the OEM's client).
+        public let authorizedParty: String
 
         /// Creates an identity.
-        public init(issuer: String, subject: String, authorizedParty: String?) {
+        public init(issuer: String, subject: String, authorizedParty: String) {
             self.issuer = issuer
             self.subject = subject
             self.authorizedParty = authorizedParty
@@ -51,11 +52,11 @@ public struct JWTClaimsRules: Sendable, Hashable {
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else {
             throw JWTClaimsError(.missingSubject, "sub is missing or empty")
         }
-        var authorizedParty: String?
-        if let allowed = allowedAuthorizedParties {
-            let party = claims["azp"]?.stringValue ?? claims["client_id"]?.stringValue
-            guard let party, allowed.contains(party) else { throw JWTClaimsError(.azpNotAllowed, "azp not allowed") }
-            authorizedParty = party
+        guard let authorizedParty = claims["azp"]?.stringValue ?? claims["client_id"]?.stringValue,
+            !authorizedParty.isEmpty
+        else { throw JWTClaimsError(.azpNotAllowed, "azp is missing") }
+        if let allowed = allowedAuthorizedParties, !allowed.contains(authorizedParty) {
+            throw JWTClaimsError(.azpNotAllowed, "azp not allowed")
         }
         if let requiredScope {
             let scopes = claims["scope"]?.stringValue?.split(separator: " ") ?? []

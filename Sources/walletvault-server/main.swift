@@ -1,1 +1,74 @@
-print("walletvault-server")
+import Dispatch
+import Foundation
+import VaultServer
+
+let usage = """
+    usage: walletvault-server --config FILE
+           walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data]
+    options: --quiet  no per-request log lines
+    """
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("walletvault-server: \(message)\n".utf8))
+    exit(2)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name) else { return nil }
+    guard index + 1 < arguments.count else { fail("\(name) needs a value\n\(usage)") }
+    let value = arguments[index + 1]
+    arguments.removeSubrange(index...index + 1)
+    return value
+}
+func flag(_ name: String) -> Bool {
+    guard let index = arguments.firstIndex(of: name) else { return false }
+    arguments.remove(at: index)
+    return true
+}
+
+if flag("--help") || flag("-h") {
+    print(usage)
+    exit(0)
+}
+let quiet = flag("--quiet")
+let dev = flag("--dev")
+let configPath = option("--config")
+let listen = option("--listen")
+let dataDirectory = option("--data-dir")
+guard arguments.isEmpty else { fail("unknown arguments \(arguments.joined(separator: " "))\n\(usage)") }
+
+let running: ServerBootstrap.Running
+do {
+    if dev {
+        guard configPath == nil else { fail("--dev and --config exclude each other") }
+        let (configuration, provider) = try ServerBootstrap.development(
+            dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
+        running = try ServerBootstrap.start(configuration, devOIDC: provider, logRequests: !quiet)
+    } else {
+        guard let configPath else { fail(usage) }
+        var configuration = try ServerConfiguration.load(path: configPath)
+        if let listen { configuration.listen = listen }
+        try configuration.check()
+        running = try ServerBootstrap.start(configuration, logRequests: !quiet)
+    }
+} catch {
+    fail(error.description)
+}
+
+// Tests and scripts read this line to learn the port when started with port 0.
+print("walletvault-server listening on http://\(running.host):\(running.port)")
+fflush(stdout)
+
+signal(SIGTERM, SIG_IGN)
+signal(SIGINT, SIG_IGN)
+let signals = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: .main) }
+for source in signals {
+    source.setEventHandler {
+        running.server.quiesce()
+        running.server.stop()
+        exit(0)
+    }
+    source.resume()
+}
+dispatchMain()

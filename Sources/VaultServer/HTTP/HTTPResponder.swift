@@ -3,7 +3,7 @@ public protocol HTTPResponder: Sendable {
     /// The largest body accepted for this method and path; larger ones get `tooLargeResponse`.
     func bodyLimit(method: String, path: String) -> Int
     /// The answer when a body exceeds the limit, decided before or while reading it.
-    func tooLargeResponse(limit: Int) -> HTTPResponse
+    func tooLargeResponse(method: String, path: String, limit: Int) -> HTTPResponse
     /// Answers a complete request; never throws, since every failure has an answer.
     func respond(to request: HTTPRequest) -> HTTPResponse
 }

@@ -81,12 +81,12 @@ public final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         guard let existing = state.pointee else {
             let limit = responder.bodyLimit(method: method, path: url)
-            let upload = UploadState(limit: limit)
+            let upload = UploadState(method: method, path: url, limit: limit)
             state.pointee = Unmanaged.passRetained(upload).toOpaque()
             if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
                 length > limit {
                 upload.refused = true
-                return Self.queue(responder.tooLargeResponse(limit: limit), on: connection, closing: true)
+                return Self.queue(responder.tooLargeResponse(method: method, path: url, limit: limit), on: connection, closing: true)
             }
             return .YES
         }
@@ -99,7 +99,7 @@ public final class HTTPServer: @unchecked Sendable {
                 // A chunked or lying body grew past the cap: answer now and stop reading.
                 upload.refused = true
                 upload.body = Data()
-                return Self.queue(responder.tooLargeResponse(limit: upload.limit), on: connection, closing: true)
+                return Self.queue(responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit), on: connection, closing: true)
             }
             if let data {
                 data.withMemoryRebound(to: UInt8.self, capacity: count) { upload.body.append($0, count: count) }
@@ -165,11 +165,15 @@ public final class HTTPServer: @unchecked Sendable {
 
 /// The body read so far for one request, owned by libmicrohttpd's per-request slot.
 private final class UploadState {
+    let method: String
+    let path: String
     let limit: Int
     var body = Data()
     var refused = false
 
-    init(limit: Int) {
+    init(method: String, path: String, limit: Int) {
+        self.method = method
+        self.path = path
         self.limit = limit
     }
 }

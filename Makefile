@@ -1,0 +1,40 @@
+# WalletVault: `make run` starts a development server, `make test` runs every test.
+# Both install missing Debian packages first (as root, or through sudo).
+
+APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev curl
+BENCH_PACKAGES := wrk nginx-light argon2 openssl
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SWIFT_BUILD_FLAGS ?=
+
+.PHONY: deps bench-deps build release run test bench clean
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+
+bench-deps: deps
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+
+build: deps
+	swift build $(SWIFT_BUILD_FLAGS)
+
+release: deps
+	swift build -c release
+
+run: build
+	swift run $(SWIFT_BUILD_FLAGS) walletvault-server --dev
+
+test: deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	swift test --skip-build $(SWIFT_BUILD_FLAGS)
+
+bench: bench-deps release
+	scripts/bench.sh
+
+clean:
+	rm -rf .build

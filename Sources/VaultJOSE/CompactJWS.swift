@@ -1,0 +1,67 @@
+import Foundation
+import VaultCore
+import VaultJSON
+
+/// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not yet verified.
+public struct CompactJWS: Sendable {
+    /// The protected header.
+    public let header: JSONValue
+    /// The algorithm the header names; `none` and unknown names are refused on parsing.
+    public let algorithm: JWSAlgorithm
+    /// The payload bytes.
+    public let payload: Data
+    /// The signature bytes.
+    public let signature: Data
+    /// The ASCII bytes the signature covers: `BASE64URL(header) "." BASE64URL(payload)`.
+    public let signingInput: Data
+
+    /// The largest token accepted, long enough for any real access token.
+    public static let maxLength = 16 * 1024
+
+    /// Splits and decodes a compact JWS.
+    ///
+    /// - Throws: `JOSEError` when it is not three canonical base64url parts with a JSON object
+    ///   header naming a supported `alg` and no `crit`.
+    public init(_ text: String) throws(JOSEError) {
+        guard text.utf8.count <= Self.maxLength else { throw JOSEError(.malformed, "token too long") }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw JOSEError(.malformed, "a compact JWS has three parts") }
+        guard let headerBytes = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2])
+        else { throw JOSEError(.malformed, "a part is not canonical base64url") }
+        let header: JSONValue
+        do { header = try JSONParser(maxDepth: 8).parse(headerBytes) } catch {
+            throw JOSEError(.malformed, "header is not JSON: \(error.code.rawValue)")
+        }
+        guard case .object = header else { throw JOSEError(.malformed, "header is not an object") }
+        guard let name = header["alg"]?.stringValue else { throw JOSEError(.malformed, "alg is missing") }
+        guard let algorithm = JWSAlgorithm(rawValue: name) else {
+            throw JOSEError(.algorithmNotAllowed, "alg \(name == "none" ? "none" : "unsupported") refused")
+        }
+        // No extension is understood, so any critical one must fail (RFC 7515 §4.1.11), b64=false included.
+        guard header["crit"] == nil else { throw JOSEError(.unsupportedHeader, "crit is not supported") }
+        self.header = header
+        self.algorithm = algorithm
+        self.payload = payload
+        self.signature = signature
+        self.signingInput = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
+    }
+
+    /// The header's `kid`, if it is a string.
+    public var keyID: String? { header["kid"]?.stringValue }
+
+    /// The header's `typ`, if it is a string.
+    public var type: String? { header["typ"]?.stringValue }
+
+    /// Verifies the signature with the one key of `keys` that fits the header.
+    ///
+    /// - Parameter allowed: the algorithms acceptable in this context.
+    /// - Throws: `JOSEError` when the algorithm is not allowed, no key fits, or the signature is wrong.
+    public func verify(with keys: JSONWebKeySet, allowed: Set<JWSAlgorithm>) throws(JOSEError) {
+        guard allowed.contains(algorithm) else { throw JOSEError(.algorithmNotAllowed, "alg \(algorithm.rawValue) not allowed here") }
+        let key = try keys.key(keyID: keyID, algorithm: algorithm)
+        guard key.isValidSignature(signature, for: signingInput, algorithm: algorithm) else {
+            throw JOSEError(.badSignature, "signature does not verify")
+        }
+    }
+}

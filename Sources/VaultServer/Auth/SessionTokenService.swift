@@ -1,0 +1,121 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+import VaultJOSE
+import VaultJSON
+
+/// Mints and checks the narrow HS256 session tokens of D1, explicitly typed (RFC 8725 §3.11).
+public struct SessionTokenService: Sendable {
+    /// The `typ` of a session token; an OIDC access token (`at+jwt`) can never pass for one.
+    public static let tokenType = "wallet-session+jwt"
+    /// The `aud` of a session token.
+    public static let audience = "wallet-backup"
+    /// The `scope` of a session token.
+    public static let scope = "wallet-backup.ashx"
+    /// Lifetime in seconds.
+    public static let lifetime: Int64 = 600
+
+    private let issuer: String
+    private let signer: JWSSigner
+    private let verificationKeys: JSONWebKeySet
+
+    /// One session key: a `kid` and a secret of at least 32 bytes.
+    public struct Key: Sendable {
+        /// The key identifier.
+        public let keyID: String
+        /// The secret.
+        public let secret: Data
+
+        /// Creates a key.
+        public init(keyID: String, secret: Data) {
+            self.keyID = keyID
+            self.secret = secret
+        }
+    }
+
+    /// Creates the service; the first key signs, all keys verify (for rotation).
+    ///
+    /// - Throws: `ServerStartupError` when there is no key, a secret is short, or a `kid` repeats.
+    public init(issuer: String, keys: [Key]) throws(ServerStartupError) {
+        guard let first = keys.first else { throw ServerStartupError("session_keys_file: at least one key is required") }
+        guard keys.allSatisfy({ $0.secret.count >= 32 && !$0.keyID.isEmpty }) else {
+            throw ServerStartupError("session_keys_file: every key needs a kid and a secret of at least 32 bytes")
+        }
+        guard Set(keys.map(\.keyID)).count == keys.count else { throw ServerStartupError("session_keys_file: kids repeat") }
+        self.issuer = issuer
+        signer = JWSSigner(keyID: first.keyID, key: .hmac(SymmetricKey(data: first.secret)))
+        verificationKeys = JSONWebKeySet(keys: keys.map {
+            JSONWebKey(keyID: $0.keyID, material: .hmac(SymmetricKey(data: $0.secret)), algorithm: .hs256)
+        })
+    }
+
+    /// Reads keys from a `session_keys_file`: `[{"kid": "...", "secret": "<base64url>"}]`.
+    ///
+    /// - Throws: `ServerStartupError` naming the file.
+    public static func keys(fromFile path: String) throws(ServerStartupError) -> [Key] {
+        struct Entry: Decodable { let kid: String; let secret: String }
+        guard let data = FileManager.default.contents(atPath: path),
+            let entries = try? JSONDecoder().decode([Entry].self, from: data)
+        else { throw ServerStartupError("session_keys_file \(path): expected [{\"kid\", \"secret\"}]") }
+        var keys: [Key] = []
+        for entry in entries {
+            guard let secret = Base64URL.decode(entry.secret) else {
+                throw ServerStartupError("session_keys_file \(path): secret of \(entry.kid) is not base64url")
+            }
+            keys.append(Key(keyID: entry.kid, secret: secret))
+        }
+        return keys
+    }
+
+    /// Mints a session token for an identity at `now`.
+    ///
+    /// - Throws: only if signing fails, which HMAC does not.
+    public func mint(for identity: SessionIdentity, now: UTCTimestamp) throws -> String {
+        let issuedAt = now.millisecondsSinceEpoch / 1000
+        let claims: [String: JSONScalar] = [
+            "iss": .string(issuer), "aud": .string(Self.audience), "sub": .string(identity.subject),
+            "azp": .string(identity.authorizedParty), "oidc_iss": .string(identity.issuer),
+            "scope": .string(Self.scope), "iat": .integer(issuedAt), "nbf": .integer(issuedAt),
+            "exp": .integer(issuedAt + Self.lifetime), "jti": .string(Base64URL.encode(SecureRandom.bytes(count: 16))),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try signer.sign(payload: try encoder.encode(claims), type: Self.tokenType)
+    }
+
+    /// Checks a session token and returns whom it acts for.
+    ///
+    /// - Throws: `AuthenticationFailure` with the reason for the log.
+    public func verify(_ token: String, now: UTCTimestamp) throws(AuthenticationFailure) -> SessionIdentity {
+        do {
+            let jws = try CompactJWS(token)
+            guard jws.type == Self.tokenType else { throw AuthenticationFailure("session token: wrong typ") }
+            try jws.verify(with: verificationKeys, allowed: [.hs256])
+            let claims = try JSONParser(maxDepth: 8).parse(jws.payload)
+            let rules = JWTClaimsRules(issuer: issuer, audiences: [Self.audience], requiredScope: Self.scope)
+            let identity = try rules.validate(claims, now: now.millisecondsSinceEpoch / 1000)
+            guard let oidcIssuer = claims["oidc_iss"]?.stringValue else {
+                throw AuthenticationFailure("session token: oidc_iss missing")
+            }
+            return SessionIdentity(issuer: oidcIssuer, authorizedParty: identity.authorizedParty, subject: identity.subject)
+        } catch let failure as AuthenticationFailure {
+            throw failure
+        } catch {
+            throw AuthenticationFailure("session token: \(error)")
+        }
+    }
+}
+
+/// A claim value as minted: a string or an integer.
+enum JSONScalar: Encodable {
+    case string(String)
+    case integer(Int64)
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        }
+    }
+}

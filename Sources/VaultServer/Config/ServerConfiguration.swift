@@ -1,0 +1,188 @@
+import Foundation
+
+/// The server's configuration file, as documented in the README.
+///
+/// Relative paths are resolved against the directory of the configuration file.
+public struct ServerConfiguration: Sendable, Decodable {
+    /// One trusted OIDC issuer.
+    public struct Issuer: Sendable, Decodable {
+        /// The exact `iss` value.
+        public var issuer: String
+        /// A local JWKS file; exactly one of this and `jwksURI`.
+        public var jwksFile: String?
+        /// A JWKS URL, fetched and cached; exactly one of this and `jwksFile`.
+        public var jwksURI: String?
+        /// `aud` must contain one of these.
+        public var audiences: [String]
+        /// OEM clients (`azp`) allowed to use the service; nil allows any (development only).
+        public var allowedAZP: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case issuer, audiences
+            case jwksFile = "jwks_file"
+            case jwksURI = "jwks_uri"
+            case allowedAZP = "allowed_azp"
+        }
+
+        /// Creates an issuer entry.
+        public init(issuer: String, jwksFile: String? = nil, jwksURI: String? = nil, audiences: [String], allowedAZP: [String]?) {
+            self.issuer = issuer
+            self.jwksFile = jwksFile
+            self.jwksURI = jwksURI
+            self.audiences = audiences
+            self.allowedAZP = allowedAZP
+        }
+    }
+
+    /// Size and rate limits.
+    public struct Limits: Sendable, Decodable {
+        /// The largest blob accepted, in bytes.
+        public var maxBlobBytes = 1_048_576
+        /// Accepted saves per user in a sliding hour.
+        public var savesPerHour = 60
+
+        enum CodingKeys: String, CodingKey {
+            case maxBlobBytes = "max_blob_bytes"
+            case savesPerHour = "saves_per_hour"
+        }
+
+        /// Creates the default limits.
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            maxBlobBytes = try container.decodeIfPresent(Int.self, forKey: .maxBlobBytes) ?? maxBlobBytes
+            savesPerHour = try container.decodeIfPresent(Int.self, forKey: .savesPerHour) ?? savesPerHour
+        }
+    }
+
+    /// `host:port` to listen on (IPv4 literal).
+    public var listen: String
+    /// `sqlite:PATH`.
+    public var database: String
+    /// Trusted OIDC issuers.
+    public var issuers: [Issuer]
+    /// JSON file `[{"kid", "secret"}]` of session-token keys; the first signs, all verify.
+    public var sessionKeysFile: String
+    /// File of at least 32 random bytes keying the storage-key HMAC.
+    public var storageKeyPepperFile: String
+    /// Size and rate limits.
+    public var limits: Limits
+    /// The `iss` of minted session tokens.
+    public var sessionIssuer: String
+    /// HTTP worker threads.
+    public var threads: Int
+
+    enum CodingKeys: String, CodingKey {
+        case listen, database, issuers, limits, threads
+        case sessionKeysFile = "session_keys_file"
+        case storageKeyPepperFile = "storage_key_pepper_file"
+        case sessionIssuer = "session_issuer"
+    }
+
+    /// Creates a configuration in code (tests, dev mode).
+    public init(listen: String, database: String, issuers: [Issuer], sessionKeysFile: String, storageKeyPepperFile: String,
+                limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = 4) {
+        self.listen = listen
+        self.database = database
+        self.issuers = issuers
+        self.sessionKeysFile = sessionKeysFile
+        self.storageKeyPepperFile = storageKeyPepperFile
+        self.limits = limits
+        self.sessionIssuer = sessionIssuer
+        self.threads = threads
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        listen = try container.decode(String.self, forKey: .listen)
+        database = try container.decode(String.self, forKey: .database)
+        issuers = try container.decode([Issuer].self, forKey: .issuers)
+        sessionKeysFile = try container.decode(String.self, forKey: .sessionKeysFile)
+        storageKeyPepperFile = try container.decode(String.self, forKey: .storageKeyPepperFile)
+        limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
+        sessionIssuer = try container.decodeIfPresent(String.self, forKey: .sessionIssuer) ?? "walletvault"
+        threads = try container.decodeIfPresent(Int.self, forKey: .threads) ?? 4
+    }
+
+    /// Reads and checks a configuration file, resolving relative paths against its directory.
+    ///
+    /// - Throws: `ServerStartupError` naming the missing or bad key.
+    public static func load(path: String) throws(ServerStartupError) -> ServerConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServerStartupError("cannot read config file \(path)")
+        }
+        var configuration: ServerConfiguration
+        do {
+            configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
+        } catch let error as DecodingError {
+            throw ServerStartupError("config \(path): \(Self.explain(error))")
+        } catch {
+            throw ServerStartupError("config \(path): not valid JSON")
+        }
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent()
+        func resolve(_ file: String) -> String {
+            file.hasPrefix("/") ? file : base.appendingPathComponent(file).path
+        }
+        configuration.sessionKeysFile = resolve(configuration.sessionKeysFile)
+        configuration.storageKeyPepperFile = resolve(configuration.storageKeyPepperFile)
+        if configuration.database.hasPrefix("sqlite:") {
+            configuration.database = "sqlite:" + resolve(String(configuration.database.dropFirst("sqlite:".count)))
+        }
+        for index in configuration.issuers.indices {
+            configuration.issuers[index].jwksFile = configuration.issuers[index].jwksFile.map(resolve)
+        }
+        try configuration.check()
+        return configuration
+    }
+
+    /// Checks values that decoding alone cannot.
+    ///
+    /// - Throws: `ServerStartupError` naming the key.
+    public func check() throws(ServerStartupError) {
+        _ = try listenAddress()
+        guard database.hasPrefix("sqlite:"), database.count > "sqlite:".count else {
+            throw ServerStartupError("config key database: expected sqlite:PATH")
+        }
+        guard !issuers.isEmpty else { throw ServerStartupError("config key issuers: at least one issuer is required") }
+        for (index, issuer) in issuers.enumerated() {
+            guard (issuer.jwksFile == nil) != (issuer.jwksURI == nil) else {
+                throw ServerStartupError("config key issuers[\(index)]: exactly one of jwks_file and jwks_uri")
+            }
+            guard !issuer.audiences.isEmpty else {
+                throw ServerStartupError("config key issuers[\(index)].audiences: at least one audience")
+            }
+        }
+        guard limits.maxBlobBytes > 0 else { throw ServerStartupError("config key limits.max_blob_bytes: must be positive") }
+        guard limits.savesPerHour > 0 else { throw ServerStartupError("config key limits.saves_per_hour: must be positive") }
+        guard (1...256).contains(threads) else { throw ServerStartupError("config key threads: 1 to 256") }
+    }
+
+    /// The host and port of `listen`.
+    ///
+    /// - Throws: `ServerStartupError` when it is not `IPv4:port`.
+    public func listenAddress() throws(ServerStartupError) -> (host: String, port: UInt16) {
+        let parts = listen.split(separator: ":")
+        guard parts.count == 2, let port = UInt16(parts[1]), parts[0].split(separator: ".").count == 4 else {
+            throw ServerStartupError("config key listen: expected IPv4:port such as 127.0.0.1:8080")
+        }
+        return (String(parts[0]), port)
+    }
+
+    private static func explain(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: ["."])
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let parent = path(context.codingPath)
+            return "missing key \(parent.isEmpty ? key.stringValue : parent + "." + key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "key \(path(context.codingPath)) has the wrong type"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "key \(path(context.codingPath)) is invalid"
+        @unknown default:
+            return "invalid"
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import VaultCore
+import VaultJSON
+
+/// D2 save and D3 load on `/wallet-backup.ashx`, for the holder of a session token.
+struct BackupEndpoint: Sendable {
+    let store: any VaultStore
+    let sessions: SessionTokenService
+    let storageKeys: StorageKeyDeriver
+    let rateLimit: SlidingWindowRateLimit
+    let clock: any ServerClock
+    private let parser = JSONParser(maxDepth: 64)
+    private let validator = VaultShapeValidator()
+
+    init(store: any VaultStore, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
+         rateLimit: SlidingWindowRateLimit, clock: any ServerClock) {
+        self.store = store
+        self.sessions = sessions
+        self.storageKeys = storageKeys
+        self.rateLimit = rateLimit
+        self.clock = clock
+    }
+
+    /// The actions and the method each needs.
+    static let actions = ["save": "POST", "load": "GET"]
+
+    func handle(_ request: HTTPRequest, notes: RequestNotes) throws(APIError) -> HTTPResponse {
+        guard let action = request.query["action"], let method = Self.actions[action] else { throw APIError.invalidAction }
+        let allowed = method == "GET" ? ["GET", "HEAD"] : [method]
+        guard allowed.contains(request.method) else { throw APIError.methodNotAllowed(allow: allowed) }
+        let key = try authenticate(request, notes: notes)
+        do {
+            return action == "save" ? try save(request, key: key) : try load(request, key: key)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            notes.reason = "\(error)"
+            throw error.code == .unavailable ? APIError.unavailable : APIError.internalError
+        }
+    }
+
+    private func authenticate(_ request: HTTPRequest, notes: RequestNotes) throws(APIError) -> StorageKey {
+        guard let token = request.bearerToken else {
+            notes.reason = "no bearer token"
+            throw APIError.invalidToken
+        }
+        do {
+            let identity = try sessions.verify(token, now: clock.now())
+            let key = storageKeys.key(issuer: identity.issuer, authorizedParty: identity.authorizedParty, subject: identity.subject)
+            notes.user = key.bytes.prefix(6).map { String(format: "%02x", $0) }.joined()
+            return key
+        } catch {
+            notes.reason = error.reason
+            throw APIError.invalidToken
+        }
+    }
+
+    private func save(_ request: HTTPRequest, key: StorageKey) throws -> HTTPResponse {
+        let blob: JSONValue
+        do {
+            blob = try parser.parse(request.body)
+        } catch {
+            if error.code == .duplicateKey { throw APIError.invalidVaultShape("a member name is repeated (\(error.reason))") }
+            throw APIError.invalidJSON("the body is not valid JSON: \(error.reason)")
+        }
+        let header: VaultBlobHeader
+        do { header = try validator.validate(blob) } catch { throw APIError.invalidVaultShape(error.detail) }
+
+        let outcome = try store.save(SaveRequest(
+            key: key, body: request.body, header: header, precondition: try precondition(request),
+            rateLimit: rateLimit, now: clock.now()))
+        switch outcome {
+        case .saved(let syncID, let decision):
+            struct Saved: Encodable { let ok = true; let sync_id: String; let bytes: Int }
+            return .json(200, Saved(sync_id: syncID.description, bytes: request.body.count), headers: [
+                ("ETag", EntityTag.header(for: syncID)), ("RateLimit-Policy", rateLimit.policyHeader),
+                ("RateLimit", rateLimit.stateHeader(for: decision)),
+            ])
+        case .conflict(let current):
+            var headers: [String: String] = [:]
+            if let current { headers["ETag"] = EntityTag.header(for: current.syncID) }
+            throw APIError(409, "conflict", "the stored version is not the one this save expected",
+                           headers: headers, fields: ["sync_id": current?.syncID.description, "updatedUtc": current?.updatedUtc])
+        case .rateLimited(let decision):
+            guard case .limited(let retryAfter) = decision else { throw APIError.internalError }
+            throw APIError(429, "rate_limited", "too many saves in the last hour; retry after \(retryAfter) s", headers: [
+                "Retry-After": String(retryAfter), "RateLimit-Policy": rateLimit.policyHeader,
+                "RateLimit": rateLimit.stateHeader(for: decision),
+            ])
+        }
+    }
+
+    private func precondition(_ request: HTTPRequest) throws(APIError) -> SavePrecondition {
+        if let ifMatch = request.header("if-match") {
+            return EntityTag.list(ifMatch).map { .matches($0) } ?? .exists
+        }
+        if let ifNoneMatch = request.header("if-none-match") {
+            guard EntityTag.list(ifNoneMatch) == nil else {
+                throw APIError(400, "invalid_precondition", "on save, If-None-Match supports only *")
+            }
+            return .absent
+        }
+        return .none
+    }
+
+    private func load(_ request: HTTPRequest, key: StorageKey) throws -> HTTPResponse {
+        guard let stored = try store.load(key) else { throw APIError(404, "not_found", "nothing is stored for this user yet") }
+        let etag = EntityTag.header(for: stored.syncID)
+        if let ifNoneMatch = request.header("if-none-match"), EntityTag.list(ifNoneMatch)?.contains(stored.syncID) ?? true {
+            return HTTPResponse(status: 304, headers: [("ETag", etag)])
+        }
+        return HTTPResponse(status: 200, headers: [
+            ("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store"),
+        ], body: stored.body)
+    }
+}

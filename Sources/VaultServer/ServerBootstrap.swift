@@ -1,0 +1,105 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// Builds a running server from a configuration file or from `--dev` defaults.
+public enum ServerBootstrap {
+    /// A started server and what it listens on.
+    public struct Running: Sendable {
+        /// The HTTP server.
+        public let server: HTTPServer
+        /// The host it bound.
+        public let host: String
+        /// The port it bound.
+        public let port: UInt16
+    }
+
+    /// Starts a server from a checked configuration, optionally with the development issuer.
+    ///
+    /// - Throws: `ServerStartupError` for unreadable files, bad keys, an unusable database or a busy port.
+    public static func start(_ configuration: ServerConfiguration, devOIDC: DevOIDCProvider? = nil,
+                             clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
+        let logger = RequestLogger(enabled: logRequests)
+        guard configuration.database.hasPrefix("sqlite:") else { throw ServerStartupError("config key database: expected sqlite:PATH") }
+        let store: SQLiteVaultStore
+        do {
+            store = try SQLiteVaultStore(path: String(configuration.database.dropFirst("sqlite:".count)))
+        } catch {
+            throw ServerStartupError("config key database: \(error.reason)")
+        }
+        var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
+        for entry in configuration.issuers {
+            let keys: JWKSSource
+            if let file = entry.jwksFile {
+                keys = try JWKSSource.file(file)
+            } else if let uri = entry.jwksURI, let url = URL(string: uri), ["https", "http"].contains(url.scheme) {
+                keys = JWKSSource(url: url)
+            } else {
+                throw ServerStartupError("config key issuers: jwks_uri of \(entry.issuer) is not an http(s) URL")
+            }
+            issuers.append(.init(
+                rules: JWTClaimsRules(issuer: entry.issuer, audiences: Set(entry.audiences),
+                                      allowedAuthorizedParties: entry.allowedAZP.map(Set.init)),
+                keys: keys))
+        }
+        if let devOIDC {
+            issuers.append(devOIDC.trustedIssuer)
+            logger.message("DEVELOPMENT MODE: the built-in /dev-oidc/ issuer signs a token for anyone. Never expose this server.",
+                           level: "warning")
+        }
+        guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
+            throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
+        }
+        let service = WalletVaultService(
+            store: store, oidc: OIDCTokenVerifier(issuers: issuers),
+            sessions: try SessionTokenService(issuer: configuration.sessionIssuer,
+                                              keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile)),
+            storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
+            devOIDC: devOIDC, logger: logger)
+        let address = try configuration.listenAddress()
+        var options = HTTPServer.Options()
+        options.host = address.host
+        options.port = address.port
+        options.threads = configuration.threads
+        let server = HTTPServer(options: options, responder: service)
+        let port = try server.start()
+        return Running(server: server, host: address.host, port: port)
+    }
+
+    /// The `--dev` configuration: loopback, SQLite and secrets under `dataDirectory`, generated once (mode 0600).
+    ///
+    /// - Throws: `ServerStartupError` when the directory or a secret cannot be written or read.
+    public static func development(dataDirectory: String, listen: String, clock: any ServerClock = SystemClock())
+        throws(ServerStartupError) -> (ServerConfiguration, DevOIDCProvider)
+    {
+        let files = FileManager.default
+        do {
+            try files.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ServerStartupError("cannot create data directory \(dataDirectory)")
+        }
+        func secret(_ name: String, make: () throws -> Data) throws(ServerStartupError) -> String {
+            let path = URL(fileURLWithPath: dataDirectory).appendingPathComponent(name).path
+            if !files.fileExists(atPath: path) {
+                guard let contents = try? make(), files.createFile(atPath: path, contents: contents, attributes: [.posixPermissions: 0o600])
+                else { throw ServerStartupError("cannot write \(path)") }
+            }
+            return path
+        }
+        let sessionKeys = try secret("session-keys.json") {
+            Data("[{\"kid\":\"dev-1\",\"secret\":\"\(Base64URL.encode(SecureRandom.bytes(count: 32)))\"}]".utf8)
+        }
+        let pepper = try secret("storage-key-pepper") { SecureRandom.bytes(count: 32) }
+        let devKeyPath = try secret("dev-oidc-rs256.pem") { Data(try RSA.Signing.PrivateKey(keySize: 2048).pemRepresentation.utf8) }
+        guard let pem = try? String(contentsOfFile: devKeyPath, encoding: .utf8),
+            let devKey = try? RSA.Signing.PrivateKey(pemRepresentation: pem)
+        else { throw ServerStartupError("cannot read the development signing key \(devKeyPath)") }
+        let database = "sqlite:" + URL(fileURLWithPath: dataDirectory).appendingPathComponent("vault.sqlite").path
+        let configuration = ServerConfiguration(listen: listen, database: database, issuers: [], sessionKeysFile: sessionKeys,
+                                                storageKeyPepperFile: pepper, sessionIssuer: "walletvault-dev")
+        guard (try? configuration.listenAddress())?.host.hasPrefix("127.") == true else {
+            throw ServerStartupError("--dev listens on loopback only (127.0.0.0/8)")
+        }
+        return (configuration, DevOIDCProvider(signingKey: devKey, clock: clock))
+    }
+}

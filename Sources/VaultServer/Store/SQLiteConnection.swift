@@ -1,0 +1,135 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection; every return code goes through `check`.
+final class SQLiteConnection: @unchecked Sendable {
+    // @unchecked: opened without SQLite's mutex, so one thread at a time uses a connection; pools hand it over under a lock.
+    private let handle: OpaquePointer
+
+    /// Opens (creating if needed) a database file.
+    init(path: String) throws(StoreError) {
+        var opened: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard code == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(opened)
+            throw StoreError(.unavailable, "cannot open SQLite database: \(message)")
+        }
+        handle = opened
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(StoreError) {
+        try check(sqlite3_exec(handle, sql, nil, nil, nil))
+    }
+
+    /// Prepares a statement for binding and stepping.
+    func prepare(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        var statement: OpaquePointer?
+        try check(sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil))
+        return SQLiteStatement(statement!, connection: self)
+    }
+
+    /// Runs `body` in a transaction that takes the write lock at once, committing on return.
+    func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Turns a SQLite result code into a `StoreError`, passing OK, ROW and DONE through.
+    @discardableResult
+    func check(_ code: Int32) throws(StoreError) -> Int32 {
+        switch code & 0xFF {
+        case SQLITE_OK, SQLITE_ROW, SQLITE_DONE:
+            return code
+        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOMEM:
+            throw StoreError(.unavailable, "SQLite \(code): \(String(cString: sqlite3_errmsg(handle)))")
+        default:
+            throw StoreError(.corrupt, "SQLite \(code): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+}
+
+/// A prepared statement, finalized when released; reset before each use.
+final class SQLiteStatement: @unchecked Sendable {
+    // @unchecked: belongs to one connection and is used under the same discipline.
+    private let handle: OpaquePointer
+    private let connection: SQLiteConnection
+
+    init(_ handle: OpaquePointer, connection: SQLiteConnection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// A value to bind to a `?` parameter.
+    enum Value {
+        case integer(Int64)
+        case text(String)
+        case blob(Data)
+        case null
+    }
+
+    /// Binds parameters in order and steps through every row, returning what `row` makes of each.
+    func query<T>(_ parameters: [Value], row: (SQLiteStatement) -> T) throws(StoreError) -> [T] {
+        try connection.check(sqlite3_reset(handle))
+        try connection.check(sqlite3_clear_bindings(handle))
+        for (offset, value) in parameters.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .integer(let number): try connection.check(sqlite3_bind_int64(handle, index, number))
+            case .text(let text): try connection.check(sqlite3_bind_text(handle, index, text, -1, sqliteTransient))
+            case .blob(let data):
+                try connection.check(data.withUnsafeBytes {
+                    sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), sqliteTransient)
+                })
+            case .null: try connection.check(sqlite3_bind_null(handle, index))
+            }
+        }
+        var rows: [T] = []
+        while try connection.check(sqlite3_step(handle)) == SQLITE_ROW {
+            rows.append(row(self))
+        }
+        return rows
+    }
+
+    /// Binds parameters and runs a statement that returns no rows.
+    func run(_ parameters: [Value]) throws(StoreError) {
+        _ = try query(parameters) { _ in () }
+    }
+
+    /// The integer in column `index` of the current row.
+    func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// The text in column `index`, or nil for NULL.
+    func text(_ index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, index) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self)
+    }
+
+    /// The bytes in column `index`.
+    func blob(_ index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+}
+
+/// SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns.
+private let sqliteTransient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)

@@ -1,0 +1,110 @@
+import Foundation
+import VaultCore
+
+/// Where blobs live: one opaque blob per storage key, its version, and the save history the
+/// rate limit reads. SQLite and PostgreSQL implement it.
+///
+/// Every method is atomic: a save either stores the exact bytes and its history, or changes nothing.
+public protocol VaultStore: Sendable {
+    /// The current blob for a user, or nil when nothing is stored.
+    ///
+    /// - Throws: `StoreError` when the database cannot answer.
+    func load(_ key: StorageKey) throws(StoreError) -> StoredVault?
+
+    /// Stores a blob if the rate limit and the precondition allow it, durably before returning.
+    ///
+    /// - Throws: `StoreError` when the database cannot answer; nothing is then stored.
+    func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome
+}
+
+/// The HMAC of a user's (issuer, azp, subject): the only user identity the store sees.
+public struct StorageKey: Sendable, Hashable {
+    /// The 32 key bytes.
+    public let bytes: Data
+
+    /// Wraps 32 key bytes.
+    public init(bytes: Data) {
+        self.bytes = bytes
+    }
+}
+
+/// A stored blob and its version.
+public struct StoredVault: Sendable, Hashable {
+    /// The version stamp; the ETag is this in quotes.
+    public let syncID: UTCTimestamp
+    /// The blob's `updatedUtc`, as sent.
+    public let updatedUtc: String
+    /// The blob's `hint`, if any.
+    public let hint: String?
+    /// The exact bytes that were saved.
+    public let body: Data
+
+    /// Creates a stored blob.
+    public init(syncID: UTCTimestamp, updatedUtc: String, hint: String?, body: Data) {
+        self.syncID = syncID
+        self.updatedUtc = updatedUtc
+        self.hint = hint
+        self.body = body
+    }
+}
+
+/// What a save must find before it may replace the stored blob.
+public enum SavePrecondition: Sendable, Hashable {
+    /// Replace whatever is there (the seed's behaviour).
+    case none
+    /// Replace only if the current version is one of these (`If-Match`); `*` is `.exists`.
+    case matches([UTCTimestamp])
+    /// Replace only if something is stored (`If-Match: *`).
+    case exists
+    /// Store only if nothing is stored yet (`If-None-Match: *`).
+    case absent
+}
+
+/// One save as the store executes it.
+public struct SaveRequest: Sendable {
+    /// Whose blob.
+    public let key: StorageKey
+    /// The exact bytes to store.
+    public let body: Data
+    /// The shape-checked header of `body`.
+    public let header: VaultBlobHeader
+    /// What must hold for the save to happen.
+    public let precondition: SavePrecondition
+    /// The rate limit to apply, counting only accepted saves.
+    public let rateLimit: SlidingWindowRateLimit
+    /// The server's clock at the request.
+    public let now: UTCTimestamp
+
+    /// Creates a save request.
+    public init(key: StorageKey, body: Data, header: VaultBlobHeader, precondition: SavePrecondition,
+                rateLimit: SlidingWindowRateLimit, now: UTCTimestamp) {
+        self.key = key
+        self.body = body
+        self.header = header
+        self.precondition = precondition
+        self.rateLimit = rateLimit
+        self.now = now
+    }
+}
+
+/// What became of a save.
+public enum SaveOutcome: Sendable, Hashable {
+    /// Stored under this sync ID; `decision` carries the remaining quota.
+    case saved(syncID: UTCTimestamp, decision: SlidingWindowRateLimit.Decision)
+    /// The precondition failed; nothing changed. `current` is the stored version, if any.
+    case conflict(current: StoredVault?)
+    /// The rate limit refused it; nothing changed and it does not count.
+    case rateLimited(SlidingWindowRateLimit.Decision)
+}
+
+extension SavePrecondition {
+    /// Whether a save may proceed given the currently stored version.
+    public func admits(current: UTCTimestamp?) -> Bool {
+        switch self {
+        case .none: true
+        case .matches(let versions): current.map(versions.contains) ?? false
+        case .exists: current != nil
+        case .absent: current == nil
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The built `walletvault-server` binary, started on a free loopback port with a test config.
+final class LiveServer: @unchecked Sendable {
+    let process = Process()
+    let directory: URL
+    let baseURL: URL
+    let stderrPipe = Pipe()
+
+    struct Options {
+        var maxBlobBytes = 1_048_576
+        var savesPerHour = 60
+    }
+
+    init(_ options: Options = Options()) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wv-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try TestIssuer.shared.jwks.write(to: directory.appendingPathComponent("idp-jwks.json"))
+        try TestIssuer.other.jwks.write(to: directory.appendingPathComponent("other-jwks.json"))
+        try Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8)
+            .write(to: directory.appendingPathComponent("session-keys.json"))
+        try SecureRandom.bytes(count: 32).write(to: directory.appendingPathComponent("pepper"))
+        let config: [String: Any] = [
+            "listen": "127.0.0.1:0",
+            "database": "sqlite:vault.sqlite",
+            "issuers": [
+                ["issuer": TestIssuer.shared.issuer, "jwks_file": "idp-jwks.json", "audiences": [TestIssuer.shared.audience],
+                 "allowed_azp": ["oem-a", "oem-b"]],
+                ["issuer": TestIssuer.other.issuer, "jwks_file": "other-jwks.json", "audiences": [TestIssuer.other.audience],
+                 "allowed_azp": ["oem-a"]],
+            ],
+            "session_keys_file": "session-keys.json",
+            "storage_key_pepper_file": "pepper",
+            "limits": ["max_blob_bytes": options.maxBlobBytes, "saves_per_hour": options.savesPerHour],
+        ]
+        let configURL = directory.appendingPathComponent("config.json")
+        try JSONSerialization.data(withJSONObject: config).write(to: configURL)
+
+        process.executableURL = Self.binary("walletvault-server")
+        process.arguments = ["--config", configURL.path]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderrPipe
+        try process.run()
+        let line = Self.readLine(stdout.fileHandleForReading)
+        guard let range = line.range(of: "http://") else {
+            process.terminate()
+            throw ServerFailedToStart(output: line)
+        }
+        baseURL = URL(string: String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines))!
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    struct ServerFailedToStart: Error { let output: String }
+
+    /// A binary built beside the test bundle, or named by an environment variable.
+    static func binary(_ name: String) -> URL {
+        let variable = name.uppercased().replacingOccurrences(of: "-", with: "_") + "_BIN"
+        if let path = ProcessInfo.processInfo.environment[variable] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    private static func readLine(_ handle: FileHandle) -> String {
+        var bytes = Data()
+        while let byte = try? handle.read(upToCount: 1), !byte.isEmpty, byte != Data([0x0A]) {
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: - HTTP
+
+    struct Reply: Sendable {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+    }
+
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForRequest = 30
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration)
+    }()
+
+    func send(_ method: String, _ pathAndQuery: String, headers: [String: String] = [:], body: Data? = nil,
+              bodyStream: InputStream? = nil) async throws -> Reply {
+        var request = URLRequest(url: URL(string: pathAndQuery, relativeTo: baseURL)!)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        if let bodyStream { request.httpBodyStream = bodyStream }
+        let (data, response) = try await Self.session.data(for: request)
+        let http = response as! HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields["\(name)"] = "\(value)" }
+        return Reply(status: http.statusCode, headers: fields, body: data)
+    }
+
+    /// D1 with a bearer access token; returns the session token.
+    func sessionToken(for accessToken: String) async throws -> String {
+        let reply = try await send("POST", "/wallet-session-token.ashx", headers: ["Authorization": "Bearer \(accessToken)"])
+        guard reply.status == 200, let token = reply.json["access_token"] as? String else {
+            throw UnexpectedReply(status: reply.status, body: String(decoding: reply.body, as: UTF8.self))
+        }
+        return token
+    }
+
+    func save(_ blob: Data, token: String, headers: [String: String] = [:]) async throws -> Reply {
+        try await send("POST", "/wallet-backup.ashx?action=save",
+                       headers: headers.merging(["Authorization": "Bearer \(token)", "Content-Type": "application/json"]) { a, _ in a },
+                       body: blob)
+    }
+
+    func load(token: String, headers: [String: String] = [:]) async throws -> Reply {
+        try await send("GET", "/wallet-backup.ashx?action=load",
+                       headers: headers.merging(["Authorization": "Bearer \(token)"]) { a, _ in a })
+    }
+
+    struct UnexpectedReply: Error { let status: Int; let body: String }
+
+    /// Everything the server wrote to stderr so far (its log).
+    func log() -> String {
+        String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self)
+    }
+}
+
+/// A seed-shaped blob with recognisable content.
+func sampleBlob(_ marker: String = "v1", hint: String = "test device", cipherBytes: Int = 32) -> Data {
+    var cipher = Data(marker.utf8)
+    cipher.append(Data(repeating: 0x5A, count: max(0, cipherBytes - cipher.count)))
+    let object: [String: Any] = [
+        "v": 1,
+        "wrappedDeks": [["kek_id": "device-\(marker)", "dek_cipher": Base64URL.encode(Data(repeating: 7, count: 40))]],
+        "cipher": Base64URL.encode(cipher),
+        "iv": Base64URL.encode(Data(repeating: 1, count: 12)),
+        "tag": Base64URL.encode(Data(repeating: 2, count: 16)),
+        "updatedUtc": "2026-08-12T19:00:00Z",
+        "hint": hint,
+    ]
+    return try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+}
