@@ -8,3 +8,7 @@
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/pem.h>
+#include <openssl/hmac.h>
+#include <openssl/rsa.h>
+#include <openssl/encoder.h>
+#include <openssl/decoder.h>

@@ -1,0 +1,12 @@
+import Foundation
+
+/// A cryptographic hash function usable as the parameter of `HMAC` and `HKDF`.
+public protocol HashFunction: Sendable {
+    /// The digest length in bytes.
+    static var byteCount: Int { get }
+
+    /// Hashes `data` in one shot.
+    ///
+    /// Never throws.
+    static func hash<D: DataProtocol>(data: D) -> Data
+}

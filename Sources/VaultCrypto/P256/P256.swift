@@ -1,0 +1,2 @@
+/// The NIST P-256 curve (secp256r1): ECDSA signing with SHA-256 and ECDH key agreement.
+public enum P256 {}

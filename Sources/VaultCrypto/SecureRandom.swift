@@ -1,0 +1,28 @@
+import CLibCrypto
+import Foundation
+
+/// Cryptographically secure random bytes from OpenSSL's CSPRNG (`RAND_bytes`).
+public enum SecureRandom {
+    /// Returns `count` random bytes.
+    ///
+    /// Never throws; traps if the generator fails, because returning predictable bytes would be worse.
+    public static func bytes(count: Int) -> Data {
+        precondition(count >= 0, "count must not be negative")
+        var data = Data(count: count)
+        data.withUnsafeMutableBytes { fill($0) }
+        return data
+    }
+
+    /// Fills `buffer` with random bytes, trapping if the generator fails.
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        LibCrypto.mustSucceed {
+            var offset = 0
+            while offset < buffer.count {
+                let length = min(buffer.count - offset, Int(Int32.max))
+                let start = buffer.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self)
+                try LibCrypto.check(RAND_bytes(start, Int32(length)), .libraryFailure, "RAND_bytes failed")
+                offset += length
+            }
+        }
+    }
+}
