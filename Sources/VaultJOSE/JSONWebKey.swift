@@ -61,7 +61,7 @@ public struct JSONWebKey: Sendable {
             do {
                 material = .rsa(try RSA.Signing.PublicKey(modulus: modulus, exponent: exponent))
             } catch {
-                throw JOSEError(.invalidKey, "RSA key refused: \(error.code.rawValue)")
+                throw JOSEError(.invalidKey, "RSA key refused: \((error as? CryptoError)?.code.rawValue ?? "invalid")")
             }
         case "EC":
             guard jwk["crv"] == .string("P-256") else { throw JOSEError(.invalidKey, "only the P-256 curve is supported") }
@@ -71,7 +71,7 @@ public struct JSONWebKey: Sendable {
             do {
                 material = .p256(try P256.Signing.PublicKey(rawRepresentation: x + y))
             } catch {
-                throw JOSEError(.invalidKey, "P-256 point refused: \(error.code.rawValue)")
+                throw JOSEError(.invalidKey, "P-256 point refused: \((error as? CryptoError)?.code.rawValue ?? "invalid")")
             }
         case "oct":
             let secret = try Self.bytes(jwk, "k")

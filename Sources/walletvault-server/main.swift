@@ -13,7 +13,7 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
+nonisolated(unsafe) var arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: name) else { return nil }
     guard index + 1 < arguments.count else { fail("\(name) needs a value\n\(usage)") }
@@ -57,8 +57,7 @@ do {
 }
 
 // Tests and scripts read this line to learn the port when started with port 0.
-print("walletvault-server listening on http://\(running.host):\(running.port)")
-fflush(stdout)
+FileHandle.standardOutput.write(Data("walletvault-server listening on http://\(running.host):\(running.port)\n".utf8))
 
 signal(SIGTERM, SIG_IGN)
 signal(SIGINT, SIG_IGN)

@@ -153,10 +153,11 @@ struct BackupEndpointTests {
         let base = try await server.save(sampleBlob("base"), token: token)
         var etag = try #require(base.header("ETag"))
         for round in 0..<10 {
+            let expected = etag
             let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                 for client in 0..<2 {
                     group.addTask {
-                        let reply = try await server.save(sampleBlob("r\(round)c\(client)"), token: token, headers: ["If-Match": etag])
+                        let reply = try await server.save(sampleBlob("r\(round)c\(client)"), token: token, headers: ["If-Match": expected])
                         return (reply.status, reply.header("ETag"))
                     }
                 }

@@ -46,7 +46,7 @@ public final class HTTPServer: @unchecked Sendable {
     ///
     /// - Throws: `ServerStartupError` when the address cannot be bound.
     @discardableResult
-    public func start() throws -> UInt16 {
+    public func start() throws(ServerStartupError) -> UInt16 {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started = options.host.withCString { host -> OpaquePointer? in
             var native = wv_mhd_options(
@@ -75,6 +75,12 @@ public final class HTTPServer: @unchecked Sendable {
         daemon = nil
     }
 
+    /// How much of an over-limit body is read and thrown away so the client can read the 413.
+    ///
+    /// Clients that do not wait for `100 Continue` write the whole body before reading; closing
+    /// at once would hand them a broken pipe instead of the answer (the "lingering close" nginx does).
+    static let drainAllowance = 1024 * 1024
+
     fileprivate func handle(
         connection: OpaquePointer, url: String, method: String, data: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
@@ -83,35 +89,46 @@ public final class HTTPServer: @unchecked Sendable {
             let limit = responder.bodyLimit(method: method, path: url)
             let upload = UploadState(method: method, path: url, limit: limit)
             state.pointee = Unmanaged.passRetained(upload).toOpaque()
-            if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
-                length > limit {
+            if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared), length > limit {
+                // Decided before reading: the body is never buffered, at most drained.
                 upload.refused = true
-                return Self.queue(responder.tooLargeResponse(method: method, path: url, limit: limit), on: connection, closing: true)
+                let waitsForContinue = Self.value(connection, .HEADER_KIND, "Expect")?.lowercased() == "100-continue"
+                if waitsForContinue || length - limit > Self.drainAllowance { return refuse(upload, on: connection) }
             }
             return .YES
         }
         let upload = Unmanaged<UploadState>.fromOpaque(existing).takeUnretainedValue()
-        if uploadSize.pointee > 0 {
+        guard uploadSize.pointee == 0 else {
             let count = uploadSize.pointee
             uploadSize.pointee = 0
-            if upload.refused { return .YES }
-            guard upload.body.count + count <= upload.limit else {
-                // A chunked or lying body grew past the cap: answer now and stop reading.
+            upload.received += count
+            if upload.received > upload.limit && !upload.refused {
+                // A chunked or lying body grew past the cap: stop keeping it.
                 upload.refused = true
                 upload.body = Data()
-                return Self.queue(responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit), on: connection, closing: true)
+            }
+            if upload.refused {
+                return upload.received - upload.limit > Self.drainAllowance ? refuse(upload, on: connection) : .YES
             }
             if let data {
                 data.withMemoryRebound(to: UInt8.self, capacity: count) { upload.body.append($0, count: count) }
             }
             return .YES
         }
-        if upload.refused { return .YES }
+        if upload.answered { return .YES }
+        if upload.refused { return refuse(upload, on: connection) }
         let request = HTTPRequest(
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
             headers: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
         return Self.queue(responder.respond(to: request), on: connection, closing: false)
+    }
+
+    private func refuse(_ upload: UploadState, on connection: OpaquePointer) -> MHD_Result {
+        guard !upload.answered else { return .YES }
+        upload.answered = true
+        let response = responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit)
+        return Self.queue(response, on: connection, closing: true)
     }
 
     fileprivate func completed(state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
@@ -169,7 +186,12 @@ private final class UploadState {
     let path: String
     let limit: Int
     var body = Data()
+    /// Bytes of body seen, kept or not.
+    var received = 0
+    /// The body is over the limit: it is drained, not kept.
     var refused = false
+    /// The 413 is queued; later upload calls only discard.
+    var answered = false
 
     init(method: String, path: String, limit: Int) {
         self.method = method

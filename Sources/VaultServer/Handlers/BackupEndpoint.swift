@@ -33,9 +33,12 @@ struct BackupEndpoint: Sendable {
             return action == "save" ? try save(request, key: key) : try load(request, key: key)
         } catch let error as APIError {
             throw error
+        } catch let error as StoreError {
+            notes.reason = error.description
+            throw error.code == .unavailable ? APIError.unavailable : APIError.internalError
         } catch {
             notes.reason = "\(error)"
-            throw error.code == .unavailable ? APIError.unavailable : APIError.internalError
+            throw APIError.internalError
         }
     }
 
