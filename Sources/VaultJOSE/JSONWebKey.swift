@@ -58,6 +58,9 @@ public struct JSONWebKey: Sendable {
             let isOdd = (significant.last ?? 0) & 1 == 1
             let atLeastThree = significant.count > 1 || (significant.last ?? 0) >= 3
             guard isOdd, atLeastThree else { throw JOSEError(.invalidKey, "RSA exponent must be odd and at least 3") }
+            guard !RSAModulusCheck.hasROCAFingerprint(modulus) else {
+                throw JOSEError(.invalidKey, "RSA modulus has the ROCA fingerprint (CVE-2017-15361)")
+            }
             do {
                 material = .rsa(try RSA.Signing.PublicKey(modulus: modulus, exponent: exponent))
             } catch {

@@ -12,11 +12,14 @@ public struct JSONWebKeySet: Sendable {
     public let keys: [JSONWebKey]
     /// Why each left-out key was left out, for the operator's log.
     public let skipped: [JOSEError]
+    /// `kid`s that more than one entry of the document claims, usable or not: never trusted.
+    private let ambiguousKeyIDs: Set<String>
 
     /// Creates a set from keys already checked.
     public init(keys: [JSONWebKey]) {
         self.keys = keys
         self.skipped = []
+        self.ambiguousKeyIDs = Self.repeated(keys.compactMap(\.keyID))
     }
 
     /// Reads a JWKS document `{"keys": [...]}`.
@@ -47,6 +50,12 @@ public struct JSONWebKeySet: Sendable {
         }
         self.keys = keys
         self.skipped = skipped
+        self.ambiguousKeyIDs = Self.repeated(entries.compactMap { $0["kid"]?.stringValue })
+    }
+
+    private static func repeated(_ keyIDs: [String]) -> Set<String> {
+        var seen: Set<String> = []
+        return Set(keyIDs.filter { !seen.insert($0).inserted })
     }
 
     /// Whether a key with this `kid` is present.
@@ -58,8 +67,8 @@ public struct JSONWebKeySet: Sendable {
     ///
     /// - Throws: `JOSEError.unknownKey` when none or more than one key fits (duplicate `kid`s are ambiguous).
     public func key(keyID: String?, algorithm: JWSAlgorithm) throws(JOSEError) -> JSONWebKey {
+        if let keyID, ambiguousKeyIDs.contains(keyID) { throw JOSEError(.unknownKey, "several keys share the kid") }
         let candidates = keyID.map { kid in keys.filter { $0.keyID == kid } } ?? keys
-        guard candidates.count <= 1 || keyID == nil else { throw JOSEError(.unknownKey, "several keys share the kid") }
         let fitting = candidates.filter { $0.algorithms.contains(algorithm) }
         guard fitting.count == 1, let key = fitting.first else {
             throw JOSEError(.unknownKey, candidates.isEmpty ? "no key with that kid" : "no single key for that kid and alg")
