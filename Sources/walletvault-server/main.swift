@@ -4,7 +4,7 @@ import VaultServer
 
 let usage = """
     usage: walletvault-server --config FILE
-           walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data]
+           walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data] [--saves-per-hour N]
     options: --quiet  no per-request log lines
     """
 
@@ -36,14 +36,19 @@ let dev = flag("--dev")
 let configPath = option("--config")
 let listen = option("--listen")
 let dataDirectory = option("--data-dir")
+let savesPerHour = option("--saves-per-hour").map { text -> Int in
+    guard let number = Int(text), number > 0 else { fail("--saves-per-hour needs a positive number") }
+    return number
+}
 guard arguments.isEmpty else { fail("unknown arguments \(arguments.joined(separator: " "))\n\(usage)") }
 
 let running: ServerBootstrap.Running
 do {
     if dev {
         guard configPath == nil else { fail("--dev and --config exclude each other") }
-        let (configuration, provider) = try ServerBootstrap.development(
+        var (configuration, provider) = try ServerBootstrap.development(
             dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
+        if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
         running = try ServerBootstrap.start(configuration, devOIDC: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }

@@ -38,10 +38,14 @@ public struct DevOIDCProvider: Sendable {
         let base = "http://\(request.header("host") ?? "127.0.0.1")/dev-oidc"
         switch (request.method, request.path) {
         case ("GET", "/dev-oidc/.well-known/openid-configuration"):
-            return .json(200, [
-                "issuer": Self.issuer, "jwks_uri": "\(base)/jwks", "token_endpoint": "\(base)/token",
-                "id_token_signing_alg_values_supported": "RS256",
-            ])
+            struct Discovery: Encodable {
+                let issuer: String
+                let jwks_uri: String
+                let token_endpoint: String
+                let token_endpoint_auth_methods_supported = ["none"]
+                let id_token_signing_alg_values_supported = ["RS256"]
+            }
+            return .json(200, Discovery(issuer: Self.issuer, jwks_uri: "\(base)/jwks", token_endpoint: "\(base)/token"))
         case ("GET", "/dev-oidc/jwks"):
             return .json(200, ["keys": [signer.publicJWK ?? [:]]])
         case ("POST", "/dev-oidc/token"):
