@@ -33,9 +33,11 @@ public struct HTTPRequest: Sendable {
 
     /// The token of an `Authorization: Bearer` header, if there is exactly one well-formed one.
     public var bearerToken: String? {
-        guard let value = header("authorization") else { return nil }
-        let parts = value.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1])
+        guard let value = headers["authorization"], value.utf8.count > 7 else { return nil }
+        let scheme = value.utf8.prefix(7)
+        guard scheme.elementsEqual("Bearer ".utf8) || scheme.elementsEqual("bearer ".utf8) else { return nil }
+        let token = value.utf8.dropFirst(7)
+        guard !token.isEmpty, !token.contains(UInt8(ascii: " ")) else { return nil }
+        return String(token)
     }
 }
