@@ -31,7 +31,7 @@ extension HKDF where H == SHA256 {
                         OSSL_PARAM_construct_utf8_string(OpenSSLName.kdfDigest.cString, UnsafeMutablePointer(mutating: digest.cString), 0),
                         OSSL_PARAM_construct_octet_string(OpenSSLName.kdfKey.cString, UnsafeMutableRawPointer(mutating: ikm.baseAddress), ikm.count),
                     ]
-                    // Absent and empty salt/info mean the same in RFC 5869; OpenSSL refuses empty octet strings.
+                    // RFC 5869 treats an empty salt or info like an absent one, so empty values are simply not passed.
                     if !saltBytes.isEmpty {
                         parameters.append(OSSL_PARAM_construct_octet_string(
                             OpenSSLName.kdfSalt.cString, UnsafeMutableRawPointer(mutating: saltBytes.baseAddress), saltBytes.count
