@@ -156,3 +156,21 @@ enum SharedKeys {
         #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(pemRepresentation: "not a key") }
     }
 }
+
+@Suite struct KeyImportEdgeCases {
+    @Test func privatePEMIsNotAcceptedAsAPublicKey() throws {
+        let p256PEM = try P256.Signing.PrivateKey().pemRepresentation
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(pemRepresentation: SharedKeys.rsa.pemRepresentation) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(pemRepresentation: p256PEM) }
+    }
+
+    @Test func descriptionsCarryNoKeyMaterial() throws {
+        let key = SymmetricKey(data: Data(repeating: 0xAB, count: 32))
+        for text in [String(describing: key), String(reflecting: key), "\(key)"] {
+            #expect(!text.lowercased().contains("abab"))
+            #expect(!text.contains("171"))
+        }
+        let error = CryptoError(.authenticationFailure, "authentication failed")
+        #expect(error.description == "authenticationFailure: authentication failed")
+    }
+}
