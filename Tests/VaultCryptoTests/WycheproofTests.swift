@@ -4,7 +4,7 @@ import Testing
 
 /// Project Wycheproof vectors: every valid vector must give the expected output, every invalid one must be refused.
 /// Each test counts the vectors it checked against `numberOfTests`, so a decoding slip cannot skip any.
-/// The handling of "acceptable" vectors is recorded in ACCEPTABLE.md and at the point of use below.
+/// The handling of "acceptable" vectors is recorded in Fixtures/ACCEPTABLE.md and at the point of use below.
 @Suite struct WycheproofTests {
     /// OpenSSL 3.0's GCM provider holds at most 128-byte IVs (`GCM_IV_MAX_SIZE`); the three valid 2056-bit-IV
     /// vectors are therefore refused, which the public API (96-bit nonces only) never reaches.

@@ -27,8 +27,6 @@ final class CipherContext {
         }
     }
 
-    static let gcmTagByteCount = 16
-
     private let context: OpaquePointer
 
     init() throws {
@@ -46,7 +44,7 @@ final class CipherContext {
         try startGCM(key: key, nonce: nonce, encrypt: true)
         try feedAuthenticatedData(aad)
         let ciphertext = try process(plaintext, finalFailure: CryptoError(.libraryFailure, "EVP_CipherFinal_ex failed"))
-        var tag = Data(count: Self.gcmTagByteCount)
+        var tag = Data(count: AES.GCM.SealedBox.tagByteCount)
         try tag.withUnsafeMutableBytes { buffer in
             try LibCrypto.check(
                 EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(buffer.count), buffer.baseAddress),
