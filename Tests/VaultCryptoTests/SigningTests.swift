@@ -174,3 +174,25 @@ enum SharedKeys {
         #expect(error.description == "authenticationFailure: authentication failed")
     }
 }
+
+/// Keys are shared across tasks in the server; each operation must use its own libcrypto context.
+@Suite struct ConcurrentUseTests {
+    @Test func oneKeySignsAndVerifiesFromManyTasks() async throws {
+        let ecKey = try P256.Signing.PrivateKey()
+        let rsaKey = SharedKeys.rsa
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let message = Data("message \(index)".utf8)
+                    guard let es256 = try? ecKey.signature(for: message),
+                          let ps256 = try? rsaKey.signature(for: message, padding: .pss)
+                    else { return false }
+                    return ecKey.publicKey.isValidSignature(es256, for: message)
+                        && rsaKey.publicKey.isValidSignature(ps256, for: message, padding: .pss)
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 16 && results.allSatisfy { $0 })
+    }
+}
