@@ -26,5 +26,6 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// The code and the reason; safe to log.
     public var description: String { "\(code.rawValue): \(reason)" }
 }

@@ -5,7 +5,7 @@ import Foundation
 public enum SecureRandom {
     /// Returns `count` random bytes.
     ///
-    /// Never throws; traps if the generator fails, because returning predictable bytes would be worse.
+    /// Never throws; traps if `count` is negative or the generator fails (predictable bytes would be worse than a crash).
     public static func bytes(count: Int) -> Data {
         precondition(count >= 0, "count must not be negative")
         var data = Data(count: count)

@@ -156,3 +156,43 @@ enum SharedKeys {
         #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(pemRepresentation: "not a key") }
     }
 }
+
+@Suite struct KeyImportEdgeCases {
+    @Test func privatePEMIsNotAcceptedAsAPublicKey() throws {
+        let p256PEM = try P256.Signing.PrivateKey().pemRepresentation
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(pemRepresentation: SharedKeys.rsa.pemRepresentation) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(pemRepresentation: p256PEM) }
+    }
+
+    @Test func descriptionsCarryNoKeyMaterial() throws {
+        let key = SymmetricKey(data: Data(repeating: 0xAB, count: 32))
+        for text in [String(describing: key), String(reflecting: key), "\(key)"] {
+            #expect(!text.lowercased().contains("abab"))
+            #expect(!text.contains("171"))
+        }
+        let error = CryptoError(.authenticationFailure, "authentication failed")
+        #expect(error.description == "authenticationFailure: authentication failed")
+    }
+}
+
+/// Keys are shared across tasks in the server; each operation must use its own libcrypto context.
+@Suite struct ConcurrentUseTests {
+    @Test func oneKeySignsAndVerifiesFromManyTasks() async throws {
+        let ecKey = try P256.Signing.PrivateKey()
+        let rsaKey = SharedKeys.rsa
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let message = Data("message \(index)".utf8)
+                    guard let es256 = try? ecKey.signature(for: message),
+                          let ps256 = try? rsaKey.signature(for: message, padding: .pss)
+                    else { return false }
+                    return ecKey.publicKey.isValidSignature(es256, for: message)
+                        && rsaKey.publicKey.isValidSignature(ps256, for: message, padding: .pss)
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 16 && results.allSatisfy { $0 })
+    }
+}

@@ -13,8 +13,8 @@ final class KeyEncoder {
             .libraryFailure, "OSSL_ENCODER_CTX_new_for_pkey failed"
         )
         self.part = part
+        // Fully initialised here, so a throw runs deinit, which frees the context.
         guard OSSL_ENCODER_CTX_get_num_encoders(context) > 0 else {
-            OSSL_ENCODER_CTX_free(context)
             throw CryptoError(.unsupportedAlgorithm, "no encoder for this key")
         }
     }

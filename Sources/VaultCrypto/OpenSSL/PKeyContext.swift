@@ -71,22 +71,7 @@ final class PKeyContext {
     func encrypt(_ plaintext: some DataProtocol, configure: (OpaquePointer) throws -> Void) throws -> Data {
         try LibCrypto.check(EVP_PKEY_encrypt_init(context), .libraryFailure, "EVP_PKEY_encrypt_init failed")
         try configure(context)
-        return try LibCrypto.withContiguousBytes(plaintext) { input in
-            let inputPointer = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            var length = 0
-            try LibCrypto.check(
-                EVP_PKEY_encrypt(context, nil, &length, inputPointer, input.count),
-                .invalidParameter, "message cannot be encrypted with this key"
-            )
-            var output = Data(count: length)
-            try output.withUnsafeMutableBytes { buffer in
-                try LibCrypto.check(
-                    EVP_PKEY_encrypt(context, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), &length, inputPointer, input.count),
-                    .invalidParameter, "message cannot be encrypted with this key"
-                )
-            }
-            return output.prefix(length)
-        }
+        return try transform(plaintext, with: EVP_PKEY_encrypt, failure: CryptoError(.invalidParameter, "message cannot be encrypted with this key"))
     }
 
     /// Private-key decryption; `configure` sets the padding after `EVP_PKEY_decrypt_init`.
@@ -95,19 +80,29 @@ final class PKeyContext {
     func decrypt(_ ciphertext: some DataProtocol, configure: (OpaquePointer) throws -> Void) throws -> Data {
         try LibCrypto.check(EVP_PKEY_decrypt_init(context), .libraryFailure, "EVP_PKEY_decrypt_init failed")
         try configure(context)
-        return try LibCrypto.withContiguousBytes(ciphertext) { input in
-            let inputPointer = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        return try transform(ciphertext, with: EVP_PKEY_decrypt, failure: CryptoError(.authenticationFailure, "decryption failed"))
+    }
+
+    /// Runs `EVP_PKEY_encrypt` or `EVP_PKEY_decrypt`, which share one calling convention: size query, then output.
+    private func transform(
+        _ input: some DataProtocol,
+        with operation: (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int) -> Int32,
+        failure: CryptoError
+    ) throws -> Data {
+        try LibCrypto.withContiguousBytes(input) { inputBytes in
+            let inputPointer = inputBytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
             var length = 0
-            try LibCrypto.check(
-                EVP_PKEY_decrypt(context, nil, &length, inputPointer, input.count),
-                .authenticationFailure, "decryption failed"
-            )
+            guard operation(context, nil, &length, inputPointer, inputBytes.count) > 0 else {
+                ERR_clear_error()
+                throw failure
+            }
             var output = Data(count: length)
-            try output.withUnsafeMutableBytes { buffer in
-                try LibCrypto.check(
-                    EVP_PKEY_decrypt(context, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), &length, inputPointer, input.count),
-                    .authenticationFailure, "decryption failed"
-                )
+            let status = output.withUnsafeMutableBytes { buffer in
+                operation(context, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), &length, inputPointer, inputBytes.count)
+            }
+            guard status > 0 else {
+                ERR_clear_error()
+                throw failure
             }
             return output.prefix(length)
         }

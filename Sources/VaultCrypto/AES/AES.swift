@@ -1,0 +1,2 @@
+/// The AES block cipher: GCM authenticated encryption and RFC 3394 / RFC 5649 key wrapping.
+public enum AES {}
