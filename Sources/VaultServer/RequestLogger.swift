@@ -23,7 +23,8 @@ public final class RequestLogger: Sendable {
         }
     }
 
-    private let enabled: Bool
+    /// Whether request records are written; operator messages always are.
+    public let enabled: Bool
     private let lock = Mutex(())
 
     /// Creates a logger; a disabled one drops every record.

@@ -21,9 +21,9 @@ public enum ServerBootstrap {
                              clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
         let logger = RequestLogger(enabled: logRequests)
         guard configuration.database.hasPrefix("sqlite:") else { throw ServerStartupError("config key database: expected sqlite:PATH") }
-        let store: SQLiteVaultStore
+        let store: any VaultStore
         do {
-            store = try SQLiteVaultStore(path: String(configuration.database.dropFirst("sqlite:".count)))
+            store = CachingVaultStore(base: try SQLiteVaultStore(path: String(configuration.database.dropFirst("sqlite:".count))))
         } catch {
             throw ServerStartupError("config key database: \(error.reason)")
         }

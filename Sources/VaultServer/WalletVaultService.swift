@@ -68,6 +68,7 @@ public struct WalletVaultService: HTTPResponder {
     }
 
     private func log(method: String, path: String, response: HTTPResponse, bytesIn: Int, notes: RequestNotes, started: DispatchTime) {
+        guard logger.enabled else { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
         // Unknown paths are logged as such: a path is attacker-chosen text.
         let route = [Self.sessionTokenPath, Self.backupPath].contains(path) || path.hasPrefix("/dev-oidc/") ? path : "(unknown)"

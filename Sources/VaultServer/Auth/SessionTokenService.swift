@@ -83,10 +83,18 @@ public struct SessionTokenService: Sendable {
         return try signer.sign(payload: try encoder.encode(claims), type: Self.tokenType)
     }
 
+    /// A verified session: whom it acts for and until when it verifies.
+    public struct Verified: Sendable {
+        /// Whom the token acts for.
+        public let identity: SessionIdentity
+        /// The last instant, in milliseconds, at which the token still verifies (`exp` plus leeway).
+        public let validUntil: Int64
+    }
+
     /// Checks a session token and returns whom it acts for.
     ///
     /// - Throws: `AuthenticationFailure` with the reason for the log.
-    public func verify(_ token: String, now: UTCTimestamp) throws(AuthenticationFailure) -> SessionIdentity {
+    public func verify(_ token: String, now: UTCTimestamp) throws(AuthenticationFailure) -> Verified {
         do {
             let jws = try CompactJWS(token)
             guard jws.type == Self.tokenType else { throw AuthenticationFailure("session token: wrong typ") }
@@ -94,10 +102,12 @@ public struct SessionTokenService: Sendable {
             let claims = try JSONParser(maxDepth: 8).parse(jws.payload)
             let rules = JWTClaimsRules(issuer: issuer, audiences: [Self.audience], requiredScope: Self.scope)
             let identity = try rules.validate(claims, now: now.millisecondsSinceEpoch / 1000)
-            guard let oidcIssuer = claims["oidc_iss"]?.stringValue else {
-                throw AuthenticationFailure("session token: oidc_iss missing")
-            }
-            return SessionIdentity(issuer: oidcIssuer, authorizedParty: identity.authorizedParty, subject: identity.subject)
+            guard let oidcIssuer = claims["oidc_iss"]?.stringValue, let expiry = claims["exp"]?.integerValue,
+                expiry < Int64.max / 1000 - rules.leewaySeconds
+            else { throw AuthenticationFailure("session token: oidc_iss or an integer exp missing") }
+            return Verified(
+                identity: SessionIdentity(issuer: oidcIssuer, authorizedParty: identity.authorizedParty, subject: identity.subject),
+                validUntil: (expiry + rules.leewaySeconds) * 1000)
         } catch let failure as AuthenticationFailure {
             throw failure
         } catch {

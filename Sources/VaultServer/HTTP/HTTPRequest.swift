@@ -36,8 +36,8 @@ public struct HTTPRequest: Sendable {
         guard let value = headers["authorization"], value.utf8.count > 7 else { return nil }
         let scheme = value.utf8.prefix(7)
         guard scheme.elementsEqual("Bearer ".utf8) || scheme.elementsEqual("bearer ".utf8) else { return nil }
+        // Anything after the scheme is the token; a malformed one fails verification like any other.
         let token = value.utf8.dropFirst(7)
-        guard !token.isEmpty, !token.contains(UInt8(ascii: " ")) else { return nil }
-        return String(token)
+        return token.isEmpty ? nil : String(token)
     }
 }

@@ -23,8 +23,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var perIPConnectionLimit = 0
         /// Seconds of inactivity before a connection is closed.
         public var connectionTimeoutSeconds = 30
-        /// Memory for one connection's headers and buffers.
-        public var connectionMemoryLimit = 64 * 1024
+        /// Memory for one connection's headers and buffers; libmicrohttpd zeroes it for every
+        /// request, so a larger pool costs on every request. Headers past it get 431.
+        public var connectionMemoryLimit = 16 * 1024
 
         /// Creates default options.
         public init() {}

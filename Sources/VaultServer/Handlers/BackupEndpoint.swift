@@ -9,6 +9,7 @@ struct BackupEndpoint: Sendable {
     let storageKeys: StorageKeyDeriver
     let rateLimit: SlidingWindowRateLimit
     let clock: any ServerClock
+    private let verifiedTokens = VerifiedTokenCache()
     private let parser = JSONParser(maxDepth: 64)
     private let validator = VaultShapeValidator()
 
@@ -47,10 +48,18 @@ struct BackupEndpoint: Sendable {
             notes.reason = "no bearer token"
             throw APIError.invalidToken
         }
+        let now = clock.now()
+        if let cached = verifiedTokens.entry(for: token, now: now) {
+            notes.user = cached.userTag
+            return cached.key
+        }
         do {
-            let identity = try sessions.verify(token, now: clock.now())
+            let verified = try sessions.verify(token, now: now)
+            let identity = verified.identity
             let key = storageKeys.key(issuer: identity.issuer, authorizedParty: identity.authorizedParty, subject: identity.subject)
-            notes.user = key.bytes.prefix(6).map { String(format: "%02x", $0) }.joined()
+            let entry = VerifiedTokenCache.Entry(key: key, userTag: key.tag, validUntil: verified.validUntil)
+            verifiedTokens.remember(entry, for: token, now: now)
+            notes.user = entry.userTag
             return key
         } catch {
             notes.reason = error.reason

@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+import VaultCore
+
+/// Keeps recently saved and loaded blobs in memory in front of a store this process alone writes.
+///
+/// A wallet loads right after another device saves, and the embedded SQLite store has exactly
+/// one writer (this process), so every save can refresh the cache and no other writer can make
+/// it stale. Never put it in front of a store shared by several server nodes.
+public final class CachingVaultStore: VaultStore {
+    private struct Entry {
+        let vault: StoredVault
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var entries: [StorageKey: Entry] = [:]
+        var bytes = 0
+        var clock: UInt64 = 0
+    }
+
+    private let base: any VaultStore
+    private let budgetBytes: Int
+    private let state = Mutex(State())
+
+    /// Wraps `base`, keeping at most `budgetBytes` of blob bytes in memory.
+    public init(base: any VaultStore, budgetBytes: Int = 64 * 1024 * 1024) {
+        self.base = base
+        self.budgetBytes = budgetBytes
+    }
+
+    public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
+        let hit = state.withLock { state -> StoredVault? in
+            state.clock += 1
+            guard var entry = state.entries[key] else { return nil }
+            entry.lastUse = state.clock
+            state.entries[key] = entry
+            return entry.vault
+        }
+        if let hit { return hit }
+        let loaded = try base.load(key)
+        if let loaded { remember(loaded, for: key) }
+        return loaded
+    }
+
+    public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
+        // A failed save may or may not have committed; forget rather than guess.
+        let outcome: SaveOutcome
+        do {
+            outcome = try base.save(request)
+        } catch {
+            forget(request.key)
+            throw error
+        }
+        if case .saved(let syncID, _) = outcome {
+            remember(StoredVault(syncID: syncID, updatedUtc: request.header.updatedUtc, hint: request.header.hint,
+                                 body: request.body), for: request.key)
+        }
+        return outcome
+    }
+
+    private func forget(_ key: StorageKey) {
+        state.withLock { state in
+            if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.vault.body.count }
+        }
+    }
+
+    private func remember(_ vault: StoredVault, for key: StorageKey) {
+        guard vault.body.count <= budgetBytes / 4 else { return }
+        state.withLock { state in
+            state.clock += 1
+            if let old = state.entries.updateValue(Entry(vault: vault, lastUse: state.clock), forKey: key) {
+                state.bytes -= old.vault.body.count
+            }
+            state.bytes += vault.body.count
+            guard state.bytes > budgetBytes else { return }
+            // Evict least recently used down to 3/4 of the budget, so eviction runs rarely.
+            for (victim, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+                guard state.bytes > budgetBytes * 3 / 4 else { break }
+                state.entries[victim] = nil
+                state.bytes -= entry.vault.body.count
+            }
+        }
+    }
+}
