@@ -5,7 +5,8 @@
 
 struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *o,
                                 MHD_AccessHandlerCallback handler, void *handler_cls,
-                                MHD_RequestCompletedCallback completed, void *completed_cls) {
+                                MHD_RequestCompletedCallback completed, void *completed_cls,
+                                MHD_NotifyConnectionCallback connection_notify) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof address);
     address.sin_family = AF_INET;
@@ -15,16 +16,27 @@ struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *o,
         return NULL;
     }
     unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    struct MHD_OptionItem items[16];
+    size_t count = 0;
+#define WV_OPTION(option, value, pointer) items[count++] = (struct MHD_OptionItem){ (option), (intptr_t)(value), (pointer) }
+    WV_OPTION(MHD_OPTION_SOCK_ADDR, 0, &address);
+    WV_OPTION(MHD_OPTION_THREAD_POOL_SIZE, o->threads, NULL);
+    WV_OPTION(MHD_OPTION_CONNECTION_LIMIT, o->connection_limit, NULL);
+    WV_OPTION(MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL);
+    WV_OPTION(MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds, NULL);
+    WV_OPTION(MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->connection_memory_limit, NULL);
+    WV_OPTION(MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL);
+    WV_OPTION(MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls);
+    if (connection_notify != NULL) WV_OPTION(MHD_OPTION_NOTIFY_CONNECTION, connection_notify, handler_cls);
+    if (o->tls_certificate_pem != NULL && o->tls_key_pem != NULL) {
+        flags |= MHD_USE_TLS;
+        WV_OPTION(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_certificate_pem);
+        WV_OPTION(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key_pem);
+    }
+    WV_OPTION(MHD_OPTION_END, 0, NULL);
+#undef WV_OPTION
     return MHD_start_daemon(flags, o->port, NULL, NULL, handler, handler_cls,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
-                            MHD_OPTION_THREAD_POOL_SIZE, o->threads,
-                            MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit,
-                            MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->connection_memory_limit,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
-                            MHD_OPTION_END);
+                            MHD_OPTION_ARRAY, items, MHD_OPTION_END);
 }
 
 uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon) {

@@ -12,11 +12,12 @@ public final class RequestLogger: Sendable {
         let durationMs: Double
         let bytesIn: Int
         let bytesOut: Int
+        let client: String?
         let user: String?
         let reason: String?
 
         enum CodingKeys: String, CodingKey {
-            case time, method, route, status, user, reason
+            case time, method, route, status, client, user, reason
             case durationMs = "duration_ms"
             case bytesIn = "bytes_in"
             case bytesOut = "bytes_out"

@@ -8,10 +8,14 @@ public enum ServerBootstrap {
     public struct Running: Sendable {
         /// The HTTP server.
         public let server: HTTPServer
+        /// Seconds a shutdown waits for requests in flight.
+        public let shutdownGraceSeconds: Double
         /// The host it bound.
         public let host: String
         /// The port it bound.
         public let port: UInt16
+        /// Whether it serves HTTPS.
+        public let tls: Bool
     }
 
     /// Starts a server from a checked configuration, optionally with the development issuer.
@@ -50,20 +54,31 @@ public enum ServerBootstrap {
         guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
             throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
         }
+        let metrics = ServerMetrics()
         let service = WalletVaultService(
             store: store, oidc: OIDCTokenVerifier(issuers: issuers),
             sessions: try SessionTokenService(issuer: configuration.sessionIssuer,
                                               keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile)),
             storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
-            devOIDC: devOIDC, logger: logger)
+            devOIDC: devOIDC, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies)
         let address = try configuration.listenAddress()
         var options = HTTPServer.Options()
         options.host = address.host
         options.port = address.port
         options.threads = configuration.threads
-        let server = HTTPServer(options: options, responder: service)
+        options.connectionLimit = configuration.limits.maxConnections
+        options.perIPConnectionLimit = configuration.limits.maxConnectionsPerIP
+        options.connectionTimeoutSeconds = configuration.limits.connectionTimeoutSeconds
+        if let tls = configuration.tls {
+            guard let certificate = try? String(contentsOfFile: tls.certificateFile, encoding: .utf8),
+                let key = try? String(contentsOfFile: tls.keyFile, encoding: .utf8)
+            else { throw ServerStartupError("config key tls: cannot read certificate_file or key_file") }
+            options.tls = (certificate, key)
+        }
+        let server = HTTPServer(options: options, responder: service, metrics: metrics)
         let port = try server.start()
-        return Running(server: server, host: address.host, port: port)
+        return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
+                       tls: options.tls != nil)
     }
 
     /// The `--dev` configuration: loopback, SQLite and secrets under `dataDirectory`, generated once (mode 0600).

@@ -13,17 +13,22 @@ public struct WalletVaultService: HTTPResponder {
     private let devOIDC: DevOIDCProvider?
     private let maxBlobBytes: Int
     private let logger: RequestLogger
+    private let metrics: ServerMetrics
+    private let clientAddresses: ClientAddressResolver
     private let clock: any ServerClock
 
     /// Assembles the service from its parts.
     public init(store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
-                limits: ServerConfiguration.Limits, clock: any ServerClock, devOIDC: DevOIDCProvider?, logger: RequestLogger) {
+                limits: ServerConfiguration.Limits, clock: any ServerClock, devOIDC: DevOIDCProvider?, logger: RequestLogger,
+                metrics: ServerMetrics, trustedProxies: [String] = []) {
         sessionTokens = SessionTokenEndpoint(oidc: oidc, sessions: sessions, clock: clock)
         backup = BackupEndpoint(store: store, sessions: sessions, storageKeys: storageKeys,
                                 rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock)
         self.devOIDC = devOIDC
         self.maxBlobBytes = limits.maxBlobBytes
         self.logger = logger
+        self.metrics = metrics
+        self.clientAddresses = ClientAddressResolver(trustedProxies: trustedProxies)
         self.clock = clock
     }
 
@@ -35,8 +40,10 @@ public struct WalletVaultService: HTTPResponder {
         let error = path == Self.backupPath
             ? APIError.blobTooLarge(limit: limit)
             : APIError(413, "request_too_large", "the body is larger than \(limit) bytes")
-        log(method: method, path: path, response: error.response, bytesIn: limit + 1, notes: RequestNotes(), started: DispatchTime.now())
-        return error.response
+        let response = error.response
+        record(HTTPRequest(method: method, path: path), response: response, bytesIn: limit + 1, notes: RequestNotes(),
+               started: DispatchTime.now())
+        return response
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -48,7 +55,7 @@ public struct WalletVaultService: HTTPResponder {
         } catch {
             response = error.response
         }
-        log(method: request.method, path: request.path, response: response, bytesIn: request.body.count, notes: notes, started: started)
+        record(request, response: response, bytesIn: request.body.count, notes: notes, started: started)
         return response
     }
 
@@ -59,6 +66,12 @@ public struct WalletVaultService: HTTPResponder {
             return try sessionTokens.handle(request, notes: notes)
         case Self.backupPath:
             return try backup.handle(request, notes: notes)
+        case "/healthz":
+            guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
+            return .json(200, ["status": "ok"])
+        case "/metrics":
+            guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Data(metrics.render().utf8))
         case let path where path.hasPrefix("/dev-oidc/"):
             guard let devOIDC else { throw APIError.unknownPath }
             return try devOIDC.handle(request)
@@ -67,13 +80,21 @@ public struct WalletVaultService: HTTPResponder {
         }
     }
 
-    private func log(method: String, path: String, response: HTTPResponse, bytesIn: Int, notes: RequestNotes, started: DispatchTime) {
+    /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
+    private static let knownRoutes: Set<String> = [
+        sessionTokenPath, backupPath, "/healthz", "/readyz", "/metrics", "/dev-oidc/token", "/dev-oidc/jwks",
+        "/dev-oidc/.well-known/openid-configuration",
+    ]
+
+    private func record(_ request: HTTPRequest, response: HTTPResponse, bytesIn: Int, notes: RequestNotes, started: DispatchTime) {
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000_000
+        let route = Self.knownRoutes.contains(request.path) ? request.path : "(unknown)"
+        metrics.record(route: route, status: response.status, seconds: seconds, requestBytes: bytesIn,
+                       responseBytes: response.body.count, storeFailed: notes.storeFailed)
         guard logger.enabled else { return }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
-        // Unknown paths are logged as such: a path is attacker-chosen text.
-        let route = [Self.sessionTokenPath, Self.backupPath].contains(path) || path.hasPrefix("/dev-oidc/") ? path : "(unknown)"
-        logger.write(.init(time: clock.now().description, method: String(method.prefix(16)), route: String(route.prefix(64)),
-                           status: response.status, durationMs: (elapsed * 1000).rounded() / 1000, bytesIn: bytesIn,
-                           bytesOut: response.body.count, user: notes.user, reason: notes.reason))
+        logger.write(.init(time: clock.now().description, method: String(request.method.prefix(16)), route: route,
+                           status: response.status, durationMs: (seconds * 1_000_000).rounded() / 1000, bytesIn: bytesIn,
+                           bytesOut: response.body.count, client: clientAddresses.client(of: request), user: notes.user,
+                           reason: notes.reason))
     }
 }

@@ -69,15 +69,17 @@ do {
 }
 
 // Tests and scripts read this line to learn the port when started with port 0.
-FileHandle.standardOutput.write(Data("walletvault-server listening on http://\(running.host):\(running.port)\n".utf8))
+let scheme = running.tls ? "https" : "http"
+FileHandle.standardOutput.write(Data("walletvault-server listening on \(scheme)://\(running.host):\(running.port)\n".utf8))
 
 signal(SIGTERM, SIG_IGN)
 signal(SIGINT, SIG_IGN)
 let signals = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: .main) }
 for source in signals {
     source.setEventHandler {
-        running.server.quiesce()
-        running.server.stop()
+        // Stop accepting, let requests in flight finish, then exit: every acknowledged save is already durable.
+        let drained = running.server.drain(graceSeconds: running.shutdownGraceSeconds)
+        FileHandle.standardError.write(Data("walletvault-server: stopped\(drained ? "" : " (grace period over)")\n".utf8))
         exit(0)
     }
     source.resume()

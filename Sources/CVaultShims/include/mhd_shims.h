@@ -13,12 +13,16 @@ typedef struct wv_mhd_options {
     unsigned int per_ip_connection_limit; // 0 = unlimited
     unsigned int connection_timeout_seconds;
     size_t connection_memory_limit;
+    const char *tls_certificate_pem; // NULL for plain HTTP
+    const char *tls_key_pem;         // NULL for plain HTTP
 } wv_mhd_options;
 
 /// Starts an epoll daemon with a thread pool; returns NULL (and sets errno) on failure.
+/// `connection_notify` (may be NULL) is told when connections open and close.
 struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *options,
                                 MHD_AccessHandlerCallback handler, void *handler_cls,
-                                MHD_RequestCompletedCallback completed, void *completed_cls);
+                                MHD_RequestCompletedCallback completed, void *completed_cls,
+                                MHD_NotifyConnectionCallback connection_notify);
 
 /// The port the daemon actually bound (useful when asked for port 0).
 uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon);

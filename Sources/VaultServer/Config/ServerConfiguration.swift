@@ -40,10 +40,19 @@ public struct ServerConfiguration: Sendable, Decodable {
         public var maxBlobBytes = 1_048_576
         /// Accepted saves per user in a sliding hour.
         public var savesPerHour = 60
+        /// Most open connections in all.
+        public var maxConnections = 1024
+        /// Most open connections from one IP address, so one client cannot starve the others.
+        public var maxConnectionsPerIP = 64
+        /// Seconds a connection may sit idle (or trickle) before it is closed.
+        public var connectionTimeoutSeconds = 30
 
         enum CodingKeys: String, CodingKey {
             case maxBlobBytes = "max_blob_bytes"
             case savesPerHour = "saves_per_hour"
+            case maxConnections = "max_connections"
+            case maxConnectionsPerIP = "max_connections_per_ip"
+            case connectionTimeoutSeconds = "connection_timeout_seconds"
         }
 
         /// Creates the default limits.
@@ -53,6 +62,10 @@ public struct ServerConfiguration: Sendable, Decodable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             maxBlobBytes = try container.decodeIfPresent(Int.self, forKey: .maxBlobBytes) ?? maxBlobBytes
             savesPerHour = try container.decodeIfPresent(Int.self, forKey: .savesPerHour) ?? savesPerHour
+            maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? maxConnections
+            maxConnectionsPerIP = try container.decodeIfPresent(Int.self, forKey: .maxConnectionsPerIP) ?? maxConnectionsPerIP
+            connectionTimeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
+                ?? connectionTimeoutSeconds
         }
     }
 
@@ -72,12 +85,33 @@ public struct ServerConfiguration: Sendable, Decodable {
     public var sessionIssuer: String
     /// HTTP worker threads.
     public var threads: Int
+    /// Seconds SIGTERM waits for requests in flight before closing.
+    public var shutdownGraceSeconds: Double = 10
+    /// Peers whose `X-Forwarded-For` names the client (a TLS-terminating proxy in front).
+    public var trustedProxies: [String] = []
+    /// Certificate chain and key files for HTTPS; absent serves plain HTTP.
+    public var tls: TLSFiles?
+
+    /// PEM files for HTTPS.
+    public struct TLSFiles: Sendable, Decodable {
+        /// The certificate chain, leaf first.
+        public var certificateFile: String
+        /// The private key.
+        public var keyFile: String
+
+        enum CodingKeys: String, CodingKey {
+            case certificateFile = "certificate_file"
+            case keyFile = "key_file"
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case listen, database, issuers, limits, threads
+        case listen, database, issuers, limits, threads, tls
         case sessionKeysFile = "session_keys_file"
         case storageKeyPepperFile = "storage_key_pepper_file"
         case sessionIssuer = "session_issuer"
+        case shutdownGraceSeconds = "shutdown_grace_seconds"
+        case trustedProxies = "trusted_proxies"
     }
 
     /// Creates a configuration in code (tests, dev mode).
@@ -103,6 +137,9 @@ public struct ServerConfiguration: Sendable, Decodable {
         limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
         sessionIssuer = try container.decodeIfPresent(String.self, forKey: .sessionIssuer) ?? "walletvault"
         threads = try container.decodeIfPresent(Int.self, forKey: .threads) ?? 4
+        shutdownGraceSeconds = try container.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? 10
+        trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
+        tls = try container.decodeIfPresent(TLSFiles.self, forKey: .tls)
     }
 
     /// Reads and checks a configuration file, resolving relative paths against its directory.
@@ -132,6 +169,11 @@ public struct ServerConfiguration: Sendable, Decodable {
         for index in configuration.issuers.indices {
             configuration.issuers[index].jwksFile = configuration.issuers[index].jwksFile.map(resolve)
         }
+        if var tls = configuration.tls {
+            tls.certificateFile = resolve(tls.certificateFile)
+            tls.keyFile = resolve(tls.keyFile)
+            configuration.tls = tls
+        }
         try configuration.check()
         return configuration
     }
@@ -156,6 +198,14 @@ public struct ServerConfiguration: Sendable, Decodable {
         guard limits.maxBlobBytes > 0 else { throw ServerStartupError("config key limits.max_blob_bytes: must be positive") }
         guard limits.savesPerHour > 0 else { throw ServerStartupError("config key limits.saves_per_hour: must be positive") }
         guard (1...256).contains(threads) else { throw ServerStartupError("config key threads: 1 to 256") }
+        guard limits.maxConnections > 0 else { throw ServerStartupError("config key limits.max_connections: must be positive") }
+        guard limits.maxConnectionsPerIP >= 0 else {
+            throw ServerStartupError("config key limits.max_connections_per_ip: 0 (no cap) or more")
+        }
+        guard limits.connectionTimeoutSeconds > 0 else {
+            throw ServerStartupError("config key limits.connection_timeout_seconds: must be positive")
+        }
+        guard shutdownGraceSeconds >= 0 else { throw ServerStartupError("config key shutdown_grace_seconds: 0 or more") }
     }
 
     /// The host and port of `listen`.

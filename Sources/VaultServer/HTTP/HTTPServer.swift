@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CVaultShims
 import Foundation
+import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: epoll, a worker thread pool, bodies capped per route.
 ///
@@ -23,6 +24,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var perIPConnectionLimit = 0
         /// Seconds of inactivity before a connection is closed.
         public var connectionTimeoutSeconds = 30
+        /// PEM certificate chain and key for HTTPS; nil serves plain HTTP.
+        public var tls: (certificate: String, key: String)?
         /// Memory for one connection's headers and buffers; libmicrohttpd zeroes it for every
         /// request, so a larger pool costs on every request. Headers past it get 431.
         public var connectionMemoryLimit = 16 * 1024
@@ -33,12 +36,16 @@ public final class HTTPServer: @unchecked Sendable {
 
     private let options: Options
     private let responder: any HTTPResponder
+    private let metrics: ServerMetrics?
     private var daemon: OpaquePointer?
+    /// Requests between their first byte and their completion, for draining.
+    private let inFlight = Atomic<Int>(0)
 
-    /// Creates a server; nothing listens until `start`.
-    public init(options: Options, responder: any HTTPResponder) {
+    /// Creates a server; nothing listens until `start`. `metrics` learns of connections opening and closing.
+    public init(options: Options, responder: any HTTPResponder, metrics: ServerMetrics? = nil) {
         self.options = options
         self.responder = responder
+        self.metrics = metrics
     }
 
     deinit { stop() }
@@ -49,14 +56,24 @@ public final class HTTPServer: @unchecked Sendable {
     @discardableResult
     public func start() throws(ServerStartupError) -> UInt16 {
         let context = Unmanaged.passUnretained(self).toOpaque()
+        let certificate = options.tls.map { strdup($0.certificate) } ?? nil
+        let key = options.tls.map { strdup($0.key) } ?? nil
+        defer {
+            // libmicrohttpd copies the PEM text into its TLS credentials while starting.
+            free(certificate)
+            if let key { memset(key, 0, strlen(key)) }
+            free(key)
+        }
         let started = options.host.withCString { host -> OpaquePointer? in
             var native = wv_mhd_options(
                 host: host, port: options.port, threads: UInt32(options.threads),
                 connection_limit: UInt32(options.connectionLimit),
                 per_ip_connection_limit: UInt32(options.perIPConnectionLimit),
                 connection_timeout_seconds: UInt32(options.connectionTimeoutSeconds),
-                connection_memory_limit: options.connectionMemoryLimit)
-            return wv_mhd_start(&native, httpServerAccessHandler, context, httpServerCompletedHandler, context)
+                connection_memory_limit: options.connectionMemoryLimit,
+                tls_certificate_pem: certificate, tls_key_pem: key)
+            return wv_mhd_start(&native, httpServerAccessHandler, context, httpServerCompletedHandler, context,
+                                httpServerConnectionHandler)
         }
         guard let started else {
             throw ServerStartupError("cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
@@ -65,9 +82,19 @@ public final class HTTPServer: @unchecked Sendable {
         return wv_mhd_bound_port(started)
     }
 
-    /// Stops accepting new connections; requests in flight go on.
-    public func quiesce() {
+    /// Stops accepting, lets requests in flight finish for up to `graceSeconds`, then stops.
+    ///
+    /// Returns whether every request in flight finished within the grace period.
+    @discardableResult
+    public func drain(graceSeconds: Double) -> Bool {
         if let daemon { wv_mhd_quiesce(daemon) }
+        let deadline = Date().addingTimeInterval(graceSeconds)
+        while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
+            usleep(10_000)
+        }
+        let drained = inFlight.load(ordering: .acquiring) == 0
+        stop()
+        return drained
     }
 
     /// Stops the server, closing every connection.
@@ -90,6 +117,7 @@ public final class HTTPServer: @unchecked Sendable {
             let limit = responder.bodyLimit(method: method, path: url)
             let upload = UploadState(method: method, path: url, limit: limit)
             state.pointee = Unmanaged.passRetained(upload).toOpaque()
+            inFlight.wrappingAdd(1, ordering: .relaxed)
             if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared), length > limit {
                 // Decided before reading: the body is never buffered, at most drained.
                 upload.refused = true
@@ -136,6 +164,11 @@ public final class HTTPServer: @unchecked Sendable {
         guard let state, let existing = state.pointee else { return }
         Unmanaged<UploadState>.fromOpaque(existing).release()
         state.pointee = nil
+        inFlight.wrappingSubtract(1, ordering: .releasing)
+    }
+
+    fileprivate func connection(opened: Bool) {
+        metrics?.connectionChanged(opened: opened)
     }
 
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
@@ -207,6 +240,11 @@ private let httpServerAccessHandler: MHD_AccessHandlerCallback = {
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     return server.handle(connection: connection, url: String(cString: url), method: String(cString: method),
                          data: data, uploadSize: uploadSize, state: state)
+}
+
+private let httpServerConnectionHandler: MHD_NotifyConnectionCallback = { context, _, _, code in
+    guard let context else { return }
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connection(opened: code == .CONNECTION_NOTIFY_STARTED)
 }
 
 private let httpServerCompletedHandler: MHD_RequestCompletedCallback = { context, _, state, _ in

@@ -36,6 +36,7 @@ struct BackupEndpoint: Sendable {
             throw error
         } catch let error as StoreError {
             notes.reason = error.description
+            notes.storeFailed = true
             throw error.code == .unavailable ? APIError.unavailable : APIError.internalError
         } catch {
             notes.reason = "\(error)"

@@ -4,4 +4,6 @@ final class RequestNotes {
     var user: String?
     /// Why the request failed, for the operator.
     var reason: String?
+    /// The database failed this request.
+    var storeFailed = false
 }
