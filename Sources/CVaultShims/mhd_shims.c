@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *o,
                                 MHD_AccessHandlerCallback handler, void *handler_cls,
@@ -44,7 +45,12 @@ uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon) {
     return info == NULL ? 0 : info->port;
 }
 
-void wv_mhd_quiesce(struct MHD_Daemon *daemon) { (void)MHD_quiesce_daemon(daemon); }
+void wv_mhd_quiesce(struct MHD_Daemon *daemon) {
+    // The daemon hands the listening socket back instead of closing it; close it so the
+    // kernel stops queueing new connections that would never be served.
+    MHD_socket listening = MHD_quiesce_daemon(daemon);
+    if (listening != MHD_INVALID_SOCKET) close(listening);
+}
 
 int wv_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

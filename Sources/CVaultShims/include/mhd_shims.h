@@ -27,7 +27,7 @@ struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *options,
 /// The port the daemon actually bound (useful when asked for port 0).
 uint16_t wv_mhd_bound_port(struct MHD_Daemon *daemon);
 
-/// Stops accepting new connections without closing existing ones (for draining).
+/// Stops accepting new connections, closing the listening socket, without closing existing ones.
 void wv_mhd_quiesce(struct MHD_Daemon *daemon);
 
 /// Writes the client's IP address as text into `buffer`; returns 0 on success.

@@ -15,6 +15,8 @@ final class LiveServer: @unchecked Sendable {
     struct Options {
         var maxBlobBytes = 1_048_576
         var savesPerHour = 60
+        /// Top-level config keys added or replaced (and `limits` members merged).
+        var extraConfig: [String: Any] = [:]
     }
 
     init(_ options: Options = Options()) throws {
@@ -25,7 +27,7 @@ final class LiveServer: @unchecked Sendable {
         try Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8)
             .write(to: directory.appendingPathComponent("session-keys.json"))
         try SecureRandom.bytes(count: 32).write(to: directory.appendingPathComponent("pepper"))
-        let config: [String: Any] = [
+        var config: [String: Any] = [
             "listen": "127.0.0.1:0",
             "database": "sqlite:vault.sqlite",
             "issuers": [
@@ -38,6 +40,14 @@ final class LiveServer: @unchecked Sendable {
             "storage_key_pepper_file": "pepper",
             "limits": ["max_blob_bytes": options.maxBlobBytes, "saves_per_hour": options.savesPerHour],
         ]
+        for (key, value) in options.extraConfig {
+            if key == "limits", let extra = value as? [String: Any], var limits = config["limits"] as? [String: Any] {
+                limits.merge(extra) { _, new in new }
+                config["limits"] = limits
+            } else {
+                config[key] = value
+            }
+        }
         let configURL = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)
 
@@ -48,12 +58,15 @@ final class LiveServer: @unchecked Sendable {
         process.standardError = stderrPipe
         try process.run()
         let line = Self.readLine(stdout.fileHandleForReading)
-        guard let range = line.range(of: "http://") else {
+        guard let range = line.range(of: "http://") ?? line.range(of: "https://") else {
             process.terminate()
             throw ServerFailedToStart(output: line)
         }
         baseURL = URL(string: String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines))!
     }
+
+    /// The bound port.
+    var port: UInt16 { UInt16(baseURL.port ?? 0) }
 
     deinit {
         if process.isRunning {
