@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "walletvault-server", targets: ["walletvault-server"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "WalletVault", targets: ["WalletVault"]),
     ],
     targets: [
         // C libraries from Debian, each a module map and a one-line shim header.
@@ -27,11 +28,13 @@ let package = Package(
             name: "VaultServer",
             dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CMicroHTTPD", "CVaultShims"]
         ),
+        .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
 
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultServer", "VaultJOSE", "VaultCrypto"]),
         .testTarget(
             name: "VaultServerTests",
             dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE"]

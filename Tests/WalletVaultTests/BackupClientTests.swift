@@ -1,0 +1,135 @@
+import Foundation
+import Synchronization
+import Testing
+import VaultCore
+import WalletVault
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("Session tokens and the backup client, against a scripted server")
+struct BackupClientTests {
+    let server = URL(string: "http://127.0.0.1:9")!
+    let clock = ManualClock()
+
+    func client(_ transport: MockTransport, retry: RetryPolicy = RetryPolicy()) -> (SessionTokenProvider, BackupClient) {
+        let tokens = SessionTokenProvider(serverURL: server, accessToken: { "oidc" }, transport: transport, clock: clock, retryPolicy: retry)
+        return (tokens, BackupClient(serverURL: server, tokens: tokens, transport: transport, clock: clock, retryPolicy: retry))
+    }
+
+    /// Mints `session-N` for the N-th exchange and saves successfully.
+    static func happyServer() -> MockTransport {
+        let minted = Mutex(0)
+        return MockTransport { request, _ in
+            if request.url!.path.hasSuffix("wallet-session-token.ashx") {
+                let number = minted.withLock { $0 += 1; return $0 }
+                return (200, [:], jsonBody(["access_token": "session-\(number)", "expires_in": 600]))
+            }
+            return (200, ["ETag": "\"2026-01-01T00:00:00.000Z\""], jsonBody(["ok": true, "sync_id": "2026-01-01T00:00:00.000Z", "bytes": 2]))
+        }
+    }
+
+    @Test func manyConcurrentSavesShareOneExchange() async throws {
+        let transport = Self.happyServer()
+        let (tokens, backup) = client(transport)
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 { group.addTask { try await backup.save(Data("{}".utf8)) } }
+            for try await syncID in group { #expect(syncID == "2026-01-01T00:00:00.000Z") }
+        }
+        #expect(transport.count(path: "wallet-session-token.ashx") == 1)
+        #expect(await tokens.exchangeCount == 1)
+        #expect(transport.requests.filter { $0.url!.path.hasSuffix("wallet-backup.ashx") }
+            .allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == "Bearer session-1" })
+    }
+
+    @Test func refreshesBeforeExpiryWhileStillServingTheOldToken() async throws {
+        let transport = Self.happyServer()
+        let (tokens, _) = client(transport)
+        #expect(try await tokens.token() == "session-1")
+        clock.advance(seconds: 500)
+        #expect(try await tokens.token() == "session-1")
+        #expect(try await tokens.token() == "session-1")
+        clock.advance(seconds: 20)
+        // The background refresh started at 8.5 minutes has landed by now.
+        for _ in 0..<100 where try await tokens.token() != "session-2" { await Task.yield() }
+        #expect(try await tokens.token() == "session-2")
+        #expect(await tokens.exchangeCount == 2)
+        clock.advance(seconds: 601)
+        #expect(try await tokens.token() == "session-3")
+    }
+
+    @Test func a401RenewsOnceAndRetriesOnce() async throws {
+        let rejected = Mutex(0)
+        let transport = MockTransport { request, _ in
+            if request.url!.path.hasSuffix("wallet-session-token.ashx") { return (200, [:], sessionAnswer) }
+            if rejected.withLock({ $0 += 1; return $0 }) == 1 { return (401, [:], jsonBody(["error": "invalid_token"])) }
+            return (200, ["ETag": "\"s\""], jsonBody(["ok": true, "sync_id": "s", "bytes": 2]))
+        }
+        let (_, backup) = client(transport)
+        #expect(try await backup.save(Data("{}".utf8)) == "s")
+        #expect(transport.count(path: "wallet-session-token.ashx") == 2)
+        #expect(transport.count(path: "wallet-backup.ashx") == 2)
+
+        let alwaysRefused = MockTransport { request, _ in
+            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (401, [:], Data())
+        }
+        let (_, refusedBackup) = client(alwaysRefused)
+        await #expect(throws: BackupError.unauthorized) { try await refusedBackup.save(Data("{}".utf8)) }
+        #expect(alwaysRefused.count(path: "wallet-session-token.ashx") == 2)
+        #expect(alwaysRefused.count(path: "wallet-backup.ashx") == 2)
+    }
+
+    @Test func serverErrorsAreRetriedWithBoundedJitteredBackoff() async throws {
+        let transport = MockTransport { request, _ in
+            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (503, [:], Data())
+        }
+        let (_, backup) = client(transport, retry: RetryPolicy(maxAttempts: 4, baseDelaySeconds: 1, maxDelaySeconds: 3))
+        await #expect(throws: BackupError.serverUnavailable(status: 503)) { try await backup.save(Data("{}".utf8)) }
+        #expect(transport.count(path: "wallet-backup.ashx") == 4)
+        let caps: [Double] = [1, 2, 3]
+        #expect(clock.sleeps.count == 3)
+        #expect(zip(clock.sleeps, caps).allSatisfy { $0 >= 0 && $0 <= $1 })
+    }
+
+    @Test func clientErrorsAreTypedAndNotRetried() async throws {
+        let answers: [(Int, [String: String], [String: Any], BackupError)] = [
+            (400, [:], ["error": "invalid_json"], .invalidJSON),
+            (400, [:], ["error": "invalid_vault_shape", "detail": "iv is missing"], .invalidVaultShape(detail: "iv is missing")),
+            (413, [:], ["error": "blob_too_large"], .blobTooLarge),
+            (429, ["Retry-After": "120"], ["error": "rate_limited"], .rateLimited(retryAfterSeconds: 120)),
+            (409, [:], ["error": "conflict", "sync_id": "a", "updatedUtc": "b"], .conflict(currentSyncID: "a", currentUpdatedUtc: "b")),
+            (404, [:], ["error": "not_found"], .notFound),
+        ]
+        for (status, headers, body, expected) in answers {
+            let encoded = jsonBody(body)
+            let transport = MockTransport { request, _ in
+                request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (status, headers, encoded)
+            }
+            let (_, backup) = client(transport)
+            await #expect(throws: expected) { try await backup.save(Data("{}".utf8)) }
+            #expect(transport.count(path: "wallet-backup.ashx") == 1)
+        }
+    }
+
+    @Test func loadReadsTheETagAndNotModified() async throws {
+        let transport = MockTransport { request, _ in
+            if request.url!.path.hasSuffix("wallet-session-token.ashx") { return (200, [:], sessionAnswer) }
+            if request.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"" { return (304, ["ETag": "\"v1\""], Data()) }
+            return (200, ["ETag": "\"v1\""], Data("{\"v\":1}".utf8))
+        }
+        let (_, backup) = client(transport)
+        #expect(try await backup.load() == .blob(.init(blob: Data("{\"v\":1}".utf8), syncID: "v1")))
+        #expect(try await backup.load(ifNoneMatch: "v1") == .notModified)
+    }
+
+    @Test func cancellationStopsRetrying() async throws {
+        let transport = MockTransport { request, _ in
+            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (503, [:], Data())
+        }
+        let (_, backup) = client(transport, retry: RetryPolicy(maxAttempts: 1000, baseDelaySeconds: 0.01, maxDelaySeconds: 0.01))
+        let task = Task { try await backup.save(Data("{}".utf8)) }
+        task.cancel()
+        await #expect(throws: BackupError.self) { try await task.value }
+        #expect(transport.count(path: "wallet-backup.ashx") < 1000)
+    }
+}
