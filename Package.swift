@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "walletvault-server", targets: ["walletvault-server"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "VaultEnvelope", targets: ["VaultEnvelope"]),
     ],
     targets: [
         // C libraries from Debian, each a module map and a one-line shim header.
@@ -23,15 +24,22 @@ let package = Package(
         .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
+        .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
             name: "VaultServer",
             dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CMicroHTTPD", "CVaultShims"]
         ),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
+        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto"]),
 
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "VaultEnvelopeTests",
+            dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON"],
+            resources: [.copy("Vectors")]
+        ),
         .testTarget(
             name: "VaultServerTests",
             dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE"]
