@@ -9,13 +9,13 @@ import VaultCrypto
     struct Vault: Codable { let items: [String: String] }
 
     /// The seed's §3 iOS code, with this package's CryptoKit-shaped API in place of CryptoKit.
-    static func iOSSeedBlob(kekPriv: P256.KeyAgreement.PrivateKey) throws -> (blob: Data, plaintext: Data) {
+    static func iOSSeedBlob(kekPriv: P256.KeyAgreement.PrivateKey, plaintext: Data? = nil) throws -> (blob: Data, plaintext: Data) {
         let dek = SymmetricKey(size: .bits256)
         let sharedSecret = try kekPriv.sharedSecretFromKeyAgreement(with: kekPriv.publicKey)
         let wrappingKey = try sharedSecret.hkdfDerivedSymmetricKey(
             using: SHA256.self, salt: Data(), sharedInfo: "vault-kek-v1".data(using: .utf8)!, outputByteCount: 32)
         let sealedDek = try AES.GCM.seal(dek.withUnsafeBytes { Data($0) }, using: wrappingKey)
-        let plaintext = try JSONEncoder().encode(Vault(items: ["pid": "PID credential"]))
+        let plaintext = try plaintext ?? JSONEncoder().encode(Vault(items: ["pid": "PID credential"]))
         let sealedVault = try AES.GCM.seal(plaintext, using: dek)
         let iv = sealedVault.nonce.withUnsafeBytes { Data($0) }
         let blob: [String: Any] = [
@@ -35,12 +35,11 @@ import VaultCrypto
 
     /// The seed's §3 Android code (`AES/GCM/NoPadding`, random IV from the cipher), with `wrapIv` prepended to
     /// `doFinal(dek)` in `dek_cipher` as FORMAT.md specifies, and the Keystore alias as `kek_id`.
-    static func androidSeedBlob(kek: SymmetricKey) throws -> (blob: Data, plaintext: Data) {
+    static func androidSeedBlob(kek: SymmetricKey, plaintext: Data = Data(#"{"items":{}}"#.utf8)) throws -> (blob: Data, plaintext: Data) {
         let dek = SecureRandom.bytes(count: 32)
         let wrap = try AES.GCM.seal(dek, using: kek)
         let wrappedDek = wrap.ciphertext + wrap.tag  // what doFinal returns
         let wrapIv = wrap.nonce.withUnsafeBytes { Data($0) }
-        let plaintext = Data(#"{"items":{}}"#.utf8)
         let vault = try AES.GCM.seal(plaintext, using: SymmetricKey(data: dek))
         let blob: [String: Any] = [
             "v": 1,
