@@ -41,13 +41,20 @@ enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// Escapes only what RFC 8259 §7 requires, so base64url text (the bulk of a blob) is copied as one block.
+    /// Escapes only what RFC 8259 §7 requires, copying the runs between escapes (all of a base64url string) as blocks.
     private static func writeString(_ text: String, into output: inout [UInt8]) {
         var text = text
         text.withUTF8 { bytes in
             output.append(UInt8(ascii: "\""))
             var runStart = 0
-            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                // A plain loop the optimizer can unroll; enumerated() with a where clause ran at a third the speed.
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+                    index += 1
+                    continue
+                }
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 switch byte {
                 case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
@@ -60,7 +67,8 @@ enum JSONWriter {
                     output.append(hexDigits[Int(byte >> 4)])
                     output.append(hexDigits[Int(byte & 0x0F)])
                 }
-                runStart = index + 1
+                index += 1
+                runStart = index
             }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
             output.append(UInt8(ascii: "\""))
