@@ -65,7 +65,8 @@ public struct VaultSealer: Sendable {
     /// Creates a vault: a fresh DEK wrapped for every recipient, the first version sealed with it.
     ///
     /// - Throws: `VaultEnvelopeError` `.noRecipients` for an empty list or two recipients with one `kek_id`,
-    ///   `.blobTooLarge` naming the blob's size and the limit, or what a recipient's `wrap` throws.
+    ///   `.malformed` for a label or hint over 256 characters, `.blobTooLarge` naming the blob's size and the limit,
+    ///   or what a recipient's `wrap` throws.
     public func create(_ plaintext: Data, vaultID: String, recipients: [Recipient]) async throws -> SealedVault {
         let dek = SymmetricKey(size: .bits256)
         let now = clock()
@@ -171,6 +172,12 @@ public struct VaultSealer: Sendable {
         guard !entries.isEmpty else { throw VaultEnvelopeError(.noRecipients, "no entry can unwrap the DEK") }
         guard Set(entries.map(\.kekID)).count == entries.count else {
             throw VaultEnvelopeError(.noRecipients, "two entries have the same kek_id")
+        }
+        // Readers (and, for the hint, the server) refuse longer texts; refuse them here rather than write them.
+        guard entries.allSatisfy({ ($0.label ?? "").count <= WrappedKey.maxLabelCharacters }),
+            (hint ?? "").count <= WrappedKey.maxLabelCharacters
+        else {
+            throw VaultEnvelopeError(.malformed, "labels and the hint have at most \(WrappedKey.maxLabelCharacters) characters")
         }
         let counter = max(previousCounter, try await counterStore.highestCounter(for: vaultID)) + 1
         let now = clock()

@@ -122,4 +122,12 @@ import VaultCrypto
         }
         #expect(throws: VaultEnvelopeError.self) { try sealer.revoke(kekID: keep.kekID, in: resealed.state) }
     }
+
+    @Test func labelsAndHintsReadersWouldRefuseAreNotWritten() async throws {
+        let key = try DeviceKEK.generate()
+        await #expect { try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [
+            .init(key, label: String(repeating: "x", count: 257))]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+        await #expect { try await TestSupport.pair(hint: String(repeating: "h", count: 257)).0.create(
+            TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+    }
 }
