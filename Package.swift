@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "walletvault-server", targets: ["walletvault-server"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "VaultEnvelope", targets: ["VaultEnvelope"]),
         .library(name: "WalletVault", targets: ["WalletVault"]),
     ],
     targets: [
@@ -24,17 +25,24 @@ let package = Package(
         .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
+        .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
             name: "VaultServer",
             dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CMicroHTTPD", "CVaultShims"]
         ),
-        .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
+        .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
+        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto"]),
 
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultServer", "VaultJOSE", "VaultCrypto"]),
+        .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto"]),
+        .testTarget(
+            name: "VaultEnvelopeTests",
+            dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON"],
+            resources: [.copy("Vectors")]
+        ),
         .testTarget(
             name: "VaultServerTests",
             dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE"]

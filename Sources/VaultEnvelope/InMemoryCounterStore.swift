@@ -1,0 +1,17 @@
+/// A counter store that forgets on exit: for tests and for readers that cannot persist anything.
+public actor InMemoryCounterStore: CounterStore {
+    private var counters: [String: UInt64] = [:]
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// The highest counter accepted for `vaultID`, or 0.
+    public func highestCounter(for vaultID: String) -> UInt64 {
+        counters[vaultID, default: 0]
+    }
+
+    /// Keeps the larger of the stored value and `counter`.
+    public func advance(_ vaultID: String, to counter: UInt64) {
+        counters[vaultID] = max(counters[vaultID, default: 0], counter)
+    }
+}

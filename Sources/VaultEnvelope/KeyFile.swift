@@ -1,0 +1,51 @@
+import Foundation
+
+/// Reads and writes key files that only their owner may read (mode 0600), refusing files others can read.
+enum KeyFile {
+    /// Creates `url` with mode 0600 and writes `bytes`; never replaces an existing file.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file exists or cannot be written.
+    static func create(_ url: URL, bytes: some ContiguousBytes) throws(VaultEnvelopeError) {
+        // O_EXCL with the mode at creation leaves no moment in which the file is readable by others.
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw VaultEnvelopeError(.keyStorage, "cannot create key file \(url.lastPathComponent): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        let written = bytes.withUnsafeBytes { buffer in write(descriptor, buffer.baseAddress, buffer.count) }
+        guard written == bytes.withUnsafeBytes(\.count), fsync(descriptor) == 0 else {
+            unlink(url.path)
+            throw VaultEnvelopeError(.keyStorage, "cannot write key file \(url.lastPathComponent)")
+        }
+    }
+
+    /// Reads `url`, which must be a regular file of at most `maxBytes` that neither group nor others can access.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.invalidated` if the file is gone (the key was destroyed), `.keyStorage` if it
+    ///   is readable by others, not a regular file, too large or unreadable.
+    static func contents(of url: URL, maxBytes: Int) throws(VaultEnvelopeError) -> Data {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { throw VaultEnvelopeError(.invalidated, "key file \(url.lastPathComponent) no longer exists") }
+            throw VaultEnvelopeError(.keyStorage, "cannot open key file \(url.lastPathComponent): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw VaultEnvelopeError(.keyStorage, "key file \(url.lastPathComponent) is not a regular file")
+        }
+        guard status.st_mode & 0o077 == 0 else {
+            throw VaultEnvelopeError(
+                .keyStorage, "key file \(url.lastPathComponent) has mode \(String(status.st_mode & 0o777, radix: 8)), must be 600")
+        }
+        guard status.st_size <= maxBytes else {
+            throw VaultEnvelopeError(.keyStorage, "key file \(url.lastPathComponent) is larger than \(maxBytes) bytes")
+        }
+        var bytes = Data(count: Int(status.st_size))
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count == bytes.count else {
+            throw VaultEnvelopeError(.keyStorage, "cannot read key file \(url.lastPathComponent)")
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+import VaultJSON
+
+/// A vault blob as the server stores it: the wrapped DEKs, the sealed contents and the header around them.
+///
+/// Two forms share the seed's shape. The seed's form has no `counter` member and its vault AES-GCM has no
+/// additional data. The extended form (what this module writes) adds `counter`, `dek_seals` and `macs` at the top
+/// level and `alg`, parameters, `label` and `created` per entry, and binds the header to the ciphertext through the
+/// AES-GCM additional data (FORMAT.md §2–§5).
+public struct VaultEnvelope: Sendable {
+    /// Which of the two forms a blob has.
+    public enum Form: Sendable, Hashable {
+        /// Written by the seed's code: no `counter`, no additional data, entries without `alg`.
+        case seed
+        /// Written by this module: header authenticated, counter against rollback.
+        case extended
+    }
+
+    /// The blob's form: extended exactly when it has a `counter`.
+    public var form: Form { counter == nil ? .seed : .extended }
+    /// `wrappedDeks`, in blob order.
+    public let entries: [WrappedKey]
+    /// `cipher`, `iv` and `tag`.
+    public let sealedBox: AES.GCM.SealedBox
+    /// `updatedUtc`, exactly as written.
+    public let updatedUtc: String
+    /// `updatedUtc`, parsed.
+    public let updatedAt: UTCTimestamp
+    /// The optional device hint.
+    public let hint: String?
+    /// The anti-rollback counter; nil in the seed's form.
+    public let counter: UInt64?
+    /// How many seals the current DEK has made, this one included; nil in the seed's form.
+    public let dekSeals: UInt64?
+
+    /// `macs`: one truncated HMAC per authenticated header member; nil in the seed's form.
+    let macs: Data?
+    /// Every member but `cipher`, `iv` and `tag`, as parsed or as written: what the AAD encodes.
+    let headerMembers: [(key: String, value: JSONValue)]
+
+    /// The header as one JSON object.
+    var header: JSONValue { .object(headerMembers) }
+
+    /// The top-level members of the extended form; anything else is refused there.
+    static let extendedMembers: Set<String> = [
+        "v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "macs",
+    ]
+    private static let sealedMembers: Set<String> = ["cipher", "iv", "tag"]
+
+    /// Parses a blob received from the server: JSON (duplicate names refused), then the seed's shape rules, then
+    /// the extended form's members if `counter` is present.
+    ///
+    /// Nothing is decrypted or authenticated here; `VaultOpener` does that.
+    /// - Throws: `VaultEnvelopeError` `.invalidJSON`, `.invalidShape`, `.malformed` or `.unsupportedAlgorithm`.
+    public init(parsing blob: some ContiguousBytes) throws(VaultEnvelopeError) {
+        let json: JSONValue
+        do {
+            json = try JSONParser().parse(blob)
+        } catch {
+            throw VaultEnvelopeError(.invalidJSON, error.reason)
+        }
+        let shape: VaultBlobHeader
+        do {
+            shape = try VaultShapeValidator().validate(json)
+        } catch {
+            throw VaultEnvelopeError(.invalidShape, error.detail)
+        }
+        guard case .object(let members) = json, case .array(let entryValues)? = json["wrappedDeks"] else {
+            throw VaultEnvelopeError(.invalidShape, "wrappedDeks must be an array")
+        }
+        let reader = MemberReader(json, path: "")
+        // The validator has checked these three are base64url and that iv and tag have GCM's sizes.
+        let sealedBox: AES.GCM.SealedBox
+        do {
+            sealedBox = try AES.GCM.SealedBox(
+                nonce: try AES.GCM.Nonce(data: try reader.bytes("iv")),
+                ciphertext: Base64URL.decode(try reader.string("cipher")) ?? Data(),
+                tag: try reader.bytes("tag")
+            )
+        } catch {
+            throw VaultEnvelopeError(.invalidShape, "iv must be 12 bytes and tag 16 bytes")
+        }
+
+        if json["counter"] == nil {
+            entries = entryValues.map(WrappedKey.init(seedJSON:))
+            counter = nil
+            dekSeals = nil
+            macs = nil
+        } else {
+            try reader.refuseMembers(otherThan: Self.extendedMembers)
+            var parsed: [WrappedKey] = []
+            for (index, value) in entryValues.enumerated() {
+                parsed.append(try WrappedKey(extendedJSON: value, path: "wrappedDeks[\(index)]"))
+            }
+            guard Set(parsed.map(\.kekID)).count == parsed.count else {
+                throw VaultEnvelopeError(.malformed, "wrappedDeks has two entries with the same kek_id")
+            }
+            entries = parsed
+            counter = try reader.positiveInteger("counter")
+            dekSeals = try reader.positiveInteger("dek_seals")
+            let macs = try reader.bytes("macs")
+            guard macs.count == HeaderAuthenticator.macsByteCount else {
+                throw VaultEnvelopeError(.malformed, "macs must be \(HeaderAuthenticator.macsByteCount) bytes")
+            }
+            self.macs = macs
+        }
+        self.sealedBox = sealedBox
+        updatedUtc = shape.updatedUtc
+        updatedAt = shape.updatedAt
+        hint = shape.hint
+        headerMembers = members.filter { !Self.sealedMembers.contains($0.key) }
+    }
+
+    /// Assembles an extended-form envelope the sealer has just made.
+    init(entries: [WrappedKey], sealedBox: AES.GCM.SealedBox, updatedAt: UTCTimestamp, hint: String?,
+         counter: UInt64, dekSeals: UInt64, macs: Data, headerMembers: [(key: String, value: JSONValue)]) {
+        self.entries = entries
+        self.sealedBox = sealedBox
+        updatedUtc = updatedAt.description
+        self.updatedAt = updatedAt
+        self.hint = hint
+        self.counter = counter
+        self.dekSeals = dekSeals
+        self.macs = macs
+        self.headerMembers = headerMembers
+    }
+
+    /// The header members of an extended-form blob before `macs` is added, in the order the blob lists them.
+    static func unauthenticatedHeader(
+        entries: [WrappedKey], updatedAt: UTCTimestamp, hint: String?, counter: UInt64, dekSeals: UInt64
+    ) -> [(key: String, value: JSONValue)] {
+        var members: [(key: String, value: JSONValue)] = [
+            ("v", .integer(1)), ("wrappedDeks", .array(entries.map(\.jsonValue))),
+            ("updatedUtc", .string(updatedAt.description)),
+        ]
+        if let hint { members.append(("hint", .string(hint))) }
+        members += [("counter", .integer(Int64(counter))), ("dek_seals", .integer(Int64(dekSeals)))]
+        return members
+    }
+
+    /// The blob's JSON text: the seed's members in the seed's order, then the extended form's.
+    func encoded() -> Data {
+        var members: [(key: String, value: JSONValue)] = []
+        for member in headerMembers {
+            members.append(member)
+            if member.key == "wrappedDeks" {
+                members += [
+                    ("cipher", .string(Base64URL.encode(sealedBox.ciphertext))),
+                    ("iv", .string(sealedBox.nonce.withUnsafeBytes { Base64URL.encode($0) })),
+                    ("tag", .string(Base64URL.encode(sealedBox.tag))),
+                ]
+            }
+        }
+        return Data(JSONWriter.bytes(of: .object(members)))
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import VaultCrypto
+
+/// The two symmetric wraps every provider ends in, with their failures mapped to envelope errors once.
+enum WrapPrimitives {
+    /// RFC 3394 wrap of a 32-byte DEK: 40 bytes.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.cryptoFailure` if the primitive refuses the keys.
+    static func aesKeyWrap(_ dek: SymmetricKey, with key: SymmetricKey) throws(VaultEnvelopeError) -> Data {
+        do {
+            return try AES.KeyWrap.wrap(dek, using: key)
+        } catch {
+            throw VaultEnvelopeError(.cryptoFailure, "A256KW wrap failed: \(error)")
+        }
+    }
+
+    /// RFC 3394 unwrap, checking the integrity value and that the result is a 256-bit DEK.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for a wrong key or an altered entry.
+    static func aesKeyUnwrap(_ wrapped: Data, with key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
+        let unwrapped: SymmetricKey
+        do {
+            unwrapped = try AES.KeyWrap.unwrap(wrapped, using: key)
+        } catch let error as CryptoError {
+            throw VaultEnvelopeError.unwrapping(error, "A256KW")
+        } catch {
+            throw VaultEnvelopeError(.cryptoFailure, "A256KW unwrap failed")
+        }
+        return try checkedDEK(unwrapped)
+    }
+
+    /// AES-256-GCM over the DEK bytes with a fresh random IV and no additional data, as both seed schemes do.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.cryptoFailure` if the primitive refuses the key.
+    static func gcmWrap(_ dek: SymmetricKey, with key: SymmetricKey) throws(VaultEnvelopeError) -> AES.GCM.SealedBox {
+        do {
+            return try dek.withUnsafeBytes { try AES.GCM.seal($0, using: key) }
+        } catch {
+            throw VaultEnvelopeError(.cryptoFailure, "AES-GCM wrap failed: \(error)")
+        }
+    }
+
+    /// Opens an AES-256-GCM wrapped DEK.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for a wrong key, an altered entry or a result that is not 32 bytes.
+    static func gcmUnwrap(_ box: AES.GCM.SealedBox, with key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
+        var opened: Data
+        do {
+            opened = try AES.GCM.open(box, using: key)
+        } catch let error as CryptoError {
+            throw VaultEnvelopeError.unwrapping(error, "AES-GCM key wrap")
+        } catch {
+            throw VaultEnvelopeError(.cryptoFailure, "AES-GCM unwrap failed")
+        }
+        defer { opened.resetBytes(in: opened.startIndex..<opened.endIndex) }
+        return try checkedDEK(SymmetricKey(data: opened))
+    }
+
+    /// Splits the seed's `IV ‖ ciphertext ‖ tag` layout.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` if `dek_cipher` is not 60 bytes, so it cannot be this scheme.
+    static func seedGCMBox(_ combined: Data) throws(VaultEnvelopeError) -> AES.GCM.SealedBox {
+        guard combined.count == AES.GCM.Nonce.byteCount + 32 + AES.GCM.SealedBox.tagByteCount,
+            let box = try? AES.GCM.SealedBox(combined: combined)
+        else {
+            throw VaultEnvelopeError(.unwrapFailed, "dek_cipher is not a 60-byte AES-GCM IV ‖ ciphertext ‖ tag")
+        }
+        return box
+    }
+
+    /// Accepts only 256-bit DEKs, so a wrapped key of another size cannot downgrade the vault cipher.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for another size.
+    static func checkedDEK(_ key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
+        guard key.bitCount == 256 else { throw VaultEnvelopeError(.unwrapFailed, "the unwrapped DEK is not 256 bits") }
+        return key
+    }
+
+    /// The error for an entry in a scheme other than the key's own.
+    static func schemeMismatch(_ entry: WrappedKey, expected: KeyWrapAlgorithm) -> VaultEnvelopeError {
+        VaultEnvelopeError(
+            .unwrapFailed, "entry is \(entry.algorithm?.rawValue ?? "seed-form"), this key unwraps \(expected.rawValue)")
+    }
+}

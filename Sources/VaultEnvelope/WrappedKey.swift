@@ -1,0 +1,190 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// One entry of `wrappedDeks`: the DEK wrapped for one key-encryption key, with what unwrapping needs.
+public struct WrappedKey: Sendable, Equatable {
+    /// How the DEK was wrapped, with the parameters each algorithm needs; inconsistent combinations cannot be built.
+    public enum Scheme: Sendable, Equatable {
+        /// An entry in the seed's form: no `alg`, so the key that matches `kek_id` decides. For the seed's two
+        /// schemes `dek_cipher` is the AES-GCM IV ‖ ciphertext ‖ tag (12 + 32 + 16 bytes).
+        case seed
+        /// `A256KW`: RFC 3394 over the DEK (40 bytes), with a key from `source`.
+        case a256kw(KeySource)
+        /// `A256GCMKW`: AES-256-GCM over the DEK (32 bytes), IV and tag in the `iv` and `tag` members.
+        case a256gcmkw(iv: Data, tag: Data)
+        /// `RSA-OAEP-256`, with the recipient's public key in `jwk` so any member can re-wrap.
+        case rsaOAEP256(recipient: PublicJWK)
+        /// `ECDH-ES+A256KW`: the ephemeral key in `epk`, the recipient's static key in `jwk`.
+        case ecdhESA256KW(ephemeral: PublicJWK, recipient: PublicJWK)
+        /// `WV-ECDH-SELF+A256GCMKW`: the seed's iOS scheme, `dek_cipher` laid out as in the seed.
+        case selfECDH
+    }
+
+    /// Where the AES key of an `A256KW` entry comes from (the `kdf` member).
+    public enum KeySource: Sendable, Equatable {
+        /// A stored random key; no `kdf` member.
+        case stored
+        /// HKDF-SHA256 over a recovery code (`"kdf": "HKDF-SHA256"`).
+        case recoveryCode
+        /// Argon2id over a passphrase (`"kdf": "Argon2id"`, with `salt`, `m`, `t`, `p`).
+        case passphrase(salt: Data, costs: Argon2idCosts)
+    }
+
+    /// The stable, non-secret id of the key that wrapped the DEK.
+    public let kekID: String
+    /// `dek_cipher`: the wrapped DEK.
+    public let encryptedKey: Data
+    /// The algorithm and its parameters.
+    public let scheme: Scheme
+    /// A name for people ("Pixel 8", "Recovery code"); nil only in the seed's form.
+    public let label: String?
+    /// When this entry was first enrolled; nil only in the seed's form.
+    public let created: UTCTimestamp?
+
+    /// Creates an entry.
+    public init(kekID: String, encryptedKey: Data, scheme: Scheme, label: String?, created: UTCTimestamp?) {
+        self.kekID = kekID
+        self.encryptedKey = encryptedKey
+        self.scheme = scheme
+        self.label = label
+        self.created = created
+    }
+
+    /// The entry's `alg`; nil in the seed's form.
+    public var algorithm: KeyWrapAlgorithm? {
+        switch scheme {
+        case .seed: nil
+        case .a256kw: .a256kw
+        case .a256gcmkw: .a256gcmkw
+        case .rsaOAEP256: .rsaOAEP256
+        case .ecdhESA256KW: .ecdhESA256KW
+        case .selfECDH: .selfECDH
+        }
+    }
+
+    /// The same wrapped key under another label and enrollment time, as the sealer stamps it.
+    func labeled(_ label: String, created: UTCTimestamp) -> WrappedKey {
+        WrappedKey(kekID: kekID, encryptedKey: encryptedKey, scheme: scheme, label: label, created: created)
+    }
+
+    /// The most characters a label may have, as for `hint`.
+    static let maxLabelCharacters = 256
+
+    // MARK: JSON
+
+    /// The entry as JSON: `kek_id` and `dek_cipher` first (the seed's members), then `alg`, parameters, `label`, `created`.
+    var jsonValue: JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("kek_id", .string(kekID)), ("dek_cipher", .string(Base64URL.encode(encryptedKey))),
+        ]
+        if let algorithm { members.append(("alg", .string(algorithm.rawValue))) }
+        switch scheme {
+        case .seed, .selfECDH, .a256kw(.stored):
+            break
+        case .a256kw(.recoveryCode):
+            members.append(("kdf", .string("HKDF-SHA256")))
+        case .a256kw(.passphrase(let salt, let costs)):
+            members += [
+                ("kdf", .string("Argon2id")), ("salt", .string(Base64URL.encode(salt))),
+                ("m", .integer(Int64(costs.memoryKiB))), ("t", .integer(Int64(costs.iterations))),
+                ("p", .integer(Int64(costs.parallelism))),
+            ]
+        case .a256gcmkw(let iv, let tag):
+            members += [("iv", .string(Base64URL.encode(iv))), ("tag", .string(Base64URL.encode(tag)))]
+        case .rsaOAEP256(let recipient):
+            members.append(("jwk", recipient.jsonValue))
+        case .ecdhESA256KW(let ephemeral, let recipient):
+            members += [("epk", ephemeral.jsonValue), ("jwk", recipient.jsonValue)]
+        }
+        if let label { members.append(("label", .string(label))) }
+        if let created { members.append(("created", .string(created.description))) }
+        return .object(members)
+    }
+
+    /// Reads an entry of a seed-form blob: only `kek_id` and `dek_cipher` mean anything there.
+    ///
+    /// The shape validator has already checked both members, so this cannot fail.
+    init(seedJSON entry: JSONValue) {
+        self.init(
+            kekID: entry["kek_id"]?.stringValue ?? "",
+            encryptedKey: entry["dek_cipher"]?.stringValue.flatMap(Base64URL.decode) ?? Data(),
+            scheme: .seed, label: nil, created: nil
+        )
+    }
+
+    /// Reads an entry of an extended-form blob, strictly: every member its `alg` needs, no other member,
+    /// each binary member of the length its algorithm fixes.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.unsupportedAlgorithm` for an unknown `alg`, `.malformed` for anything else.
+    init(extendedJSON entry: JSONValue, path: String) throws(VaultEnvelopeError) {
+        let reader = MemberReader(entry, path: path)
+        let algorithmName = try reader.string("alg")
+        guard let algorithm = KeyWrapAlgorithm(rawValue: algorithmName) else {
+            throw VaultEnvelopeError(.unsupportedAlgorithm, "\(path).alg names an algorithm this reader does not implement")
+        }
+        let encryptedKey = try reader.bytes("dek_cipher")
+        var allowed: Set<String> = ["kek_id", "dek_cipher", "alg", "label", "created"]
+        let scheme: Scheme
+        let expectedLength: Int
+        switch algorithm {
+        case .a256kw:
+            expectedLength = 40
+            switch try reader.optionalString("kdf") {
+            case nil:
+                scheme = .a256kw(.stored)
+            case "HKDF-SHA256":
+                allowed.insert("kdf")
+                scheme = .a256kw(.recoveryCode)
+            case "Argon2id":
+                allowed.formUnion(["kdf", "salt", "m", "t", "p"])
+                let salt = try reader.bytes("salt")
+                guard salt.count >= 16 else { throw VaultEnvelopeError(.malformed, "\(path).salt must be at least 16 bytes") }
+                let costs = Argon2idCosts(memoryKiB: try reader.int("m"), iterations: try reader.int("t"), parallelism: try reader.int("p"))
+                scheme = .a256kw(.passphrase(salt: salt, costs: costs))
+            default:
+                throw VaultEnvelopeError(.unsupportedAlgorithm, "\(path).kdf names a derivation this reader does not implement")
+            }
+        case .a256gcmkw:
+            expectedLength = 32
+            allowed.formUnion(["iv", "tag"])
+            let iv = try reader.bytes("iv"), tag = try reader.bytes("tag")
+            guard iv.count == AES.GCM.Nonce.byteCount, tag.count == AES.GCM.SealedBox.tagByteCount else {
+                throw VaultEnvelopeError(.malformed, "\(path).iv must be 12 bytes and \(path).tag 16 bytes")
+            }
+            scheme = .a256gcmkw(iv: iv, tag: tag)
+        case .rsaOAEP256:
+            allowed.insert("jwk")
+            let recipient = try PublicJWK(json: try reader.member("jwk"), path: "\(path).jwk")
+            guard case .rsa(let modulus, _) = recipient else {
+                throw VaultEnvelopeError(.malformed, "\(path).jwk must be an RSA key")
+            }
+            expectedLength = modulus.count
+            scheme = .rsaOAEP256(recipient: recipient)
+        case .ecdhESA256KW:
+            expectedLength = 40
+            allowed.formUnion(["epk", "jwk"])
+            let ephemeral = try PublicJWK(json: try reader.member("epk"), path: "\(path).epk")
+            let recipient = try PublicJWK(json: try reader.member("jwk"), path: "\(path).jwk")
+            guard case .p256 = ephemeral, case .p256 = recipient else {
+                throw VaultEnvelopeError(.malformed, "\(path).epk and \(path).jwk must be P-256 keys")
+            }
+            scheme = .ecdhESA256KW(ephemeral: ephemeral, recipient: recipient)
+        case .selfECDH:
+            expectedLength = AES.GCM.Nonce.byteCount + 32 + AES.GCM.SealedBox.tagByteCount
+            scheme = .selfECDH
+        }
+        guard encryptedKey.count == expectedLength else {
+            throw VaultEnvelopeError(.malformed, "\(path).dek_cipher must be \(expectedLength) bytes for \(algorithm.rawValue)")
+        }
+        try reader.refuseMembers(otherThan: allowed)
+        let label = try reader.string("label")
+        guard label.count <= Self.maxLabelCharacters else {
+            throw VaultEnvelopeError(.malformed, "\(path).label must have at most \(Self.maxLabelCharacters) characters")
+        }
+        guard let created = UTCTimestamp(rfc3339: try reader.string("created")) else {
+            throw VaultEnvelopeError(.malformed, "\(path).created must be an RFC 3339 timestamp in UTC")
+        }
+        self.init(kekID: try reader.string("kek_id"), encryptedKey: encryptedKey, scheme: scheme, label: label, created: created)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import VaultCrypto
+import VaultEnvelope
+
+/// Measures the envelope's hot paths for `scripts/bench_crypto.sh`, which sets them beside OpenSSL and argon2(1).
+///
+///     walletvault-bench vault BYTES SECONDS    seal and open of a BYTES-byte vault, JSON and base64url included
+///     walletvault-bench argon2 KIB T P RUNS    Argon2id of "password" with salt "saltsaltsaltsalt", median time
+///
+/// Output is `name value` lines: throughputs in bytes per second, times in seconds, the Argon2id output in hex so
+/// the script can check it equals argon2(1)'s.
+///
+/// Time is the process's CPU time (user + system), as `openssl speed` (user time unless `-elapsed`) and argon2(1)
+/// (`clock()`) measure theirs, so other load on a shared machine does not tilt the ratios.
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+func measure(seconds: Double, _ body: () async throws -> Void) async rethrows -> Double {
+    try await body()  // warm-up: page in the buffers, fill the caches
+    var iterations = 0
+    let start = cpuSeconds()
+    while cpuSeconds() - start < seconds {
+        try await body()
+        iterations += 1
+    }
+    return Double(iterations) / (cpuSeconds() - start)
+}
+
+func vault(bytes: Int, seconds: Double) async throws {
+    // JSON-like contents rather than zeros; the cipher does not care, but this is what an SDK would seal.
+    let item = Data(#"{"type":"PID","issuer":"https://issuer.example","claims":"0123456789abcdef"},"#.utf8)
+    var plaintext = Data(capacity: bytes)
+    while plaintext.count < bytes { plaintext.append(item) }
+    plaintext = plaintext.prefix(bytes)
+
+    let store = InMemoryCounterStore()
+    // A 1 MiB vault is about 1.4 MB once base64url-encoded, above the server's default limit; measure it anyway.
+    let sealer = VaultSealer(counterStore: store, hint: "bench", maxBlobBytes: 4 * bytes + 65_536)
+    let opener = VaultOpener(counterStore: store)
+    let key = AESGCMKEK(key: SymmetricKey(size: .bits256))
+    let created = try await sealer.create(plaintext, vaultID: "bench", recipients: [.init(key, label: "bench")])
+
+    var blob = created.blob
+    let sealsPerSecond = try await measure(seconds: seconds) {
+        blob = try await sealer.seal(plaintext, over: created.state).blob
+    }
+    let opensPerSecond = try await measure(seconds: seconds) {
+        guard try await opener.open(blob, vaultID: "bench", keys: [key]).plaintext.count == bytes else { fatalError("bad open") }
+    }
+    print("blob_bytes \(blob.count)")
+    print("seal_bytes_per_second \(sealsPerSecond * Double(bytes))")
+    print("open_bytes_per_second \(opensPerSecond * Double(bytes))")
+}
+
+func argon2(memoryKiB: Int, iterations: Int, parallelism: Int, runs: Int) throws {
+    var times: [Double] = []
+    var output = ""
+    for _ in 0..<runs {
+        let start = cpuSeconds()
+        let key = try Argon2id.deriveKey(
+            password: Data("password".utf8), salt: Data("saltsaltsaltsalt".utf8), iterations: iterations,
+            memoryKiB: memoryKiB, parallelism: parallelism, outputByteCount: 32)
+        times.append(cpuSeconds() - start)
+        output = key.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+    }
+    print("argon2_seconds \(times.sorted()[times.count / 2])")
+    print("argon2_hash \(output)")
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+switch (arguments.first, arguments.dropFirst().compactMap(Double.init)) {
+case ("vault"?, let numbers) where numbers.count == 2:
+    try await vault(bytes: Int(numbers[0]), seconds: numbers[1])
+case ("argon2"?, let numbers) where numbers.count == 4:
+    try argon2(memoryKiB: Int(numbers[0]), iterations: Int(numbers[1]), parallelism: Int(numbers[2]), runs: Int(numbers[3]))
+default:
+    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | argon2 KIB T P RUNS\n".utf8))
+    exit(2)
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Envelope crypto benchmark: seal/open of a 1 MiB vault (JSON and base64url included) beside
+# `openssl speed -evp aes-256-gcm` at 1 MiB, and Argon2id at the default costs beside argon2(1),
+# both measured in this run. Prints markdown table rows:
+#   | path | value | anchor | anchor value | ratio | goal |
+# Needs: openssl, argon2 (Debian package `argon2`), a Swift toolchain.
+# SECONDS_PER_RUN (default 3) sets how long each throughput is measured; ARGON2_RUNS (default 5) the runs per tool.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${SECONDS_PER_RUN:-3}
+runs=${ARGON2_RUNS:-5}
+bytes=1048576
+# Argon2idCosts.default: m = 64 MiB, t = 3, p = 1.
+m_kib=65536 t_cost=3 lanes=1
+
+swift build -c release --product walletvault-bench >&2
+bench=.build/release/walletvault-bench
+
+ours=$("$bench" vault "$bytes" "$seconds")
+seal=$(awk '$1 == "seal_bytes_per_second" { print $2 }' <<<"$ours")
+open=$(awk '$1 == "open_bytes_per_second" { print $2 }' <<<"$ours")
+# openssl speed prints "AES-256-GCM  <n>k": thousands of bytes per second for the one block size asked for.
+ssl=$(openssl speed -evp aes-256-gcm -bytes "$bytes" -seconds "$seconds" 2>/dev/null |
+  awk 'toupper($1) == "AES-256-GCM" { sub(/k$/, "", $2); print $2 * 1000 }')
+
+argon=$("$bench" argon2 "$m_kib" "$t_cost" "$lanes" "$runs")
+ours_argon=$(awk '$1 == "argon2_seconds" { print $2 }' <<<"$argon")
+ours_hash=$(awk '$1 == "argon2_hash" { print $2 }' <<<"$argon")
+cli_times=()
+for _ in $(seq "$runs"); do
+  out=$(printf '%s' password | argon2 saltsaltsaltsalt -id -t "$t_cost" -k "$m_kib" -p "$lanes" -l 32)
+  cli_hash=$(awk '$1 == "Hash:" { print $2 }' <<<"$out")
+  cli_times+=("$(awk '$2 == "seconds" { print $1 }' <<<"$out")")
+done
+cli_argon=$(printf '%s\n' "${cli_times[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+if [ "$ours_hash" != "$cli_hash" ]; then
+  echo "Argon2id outputs differ: walletvault-bench $ours_hash, argon2 $cli_hash" >&2
+  exit 1
+fi
+
+awk -v seal="$seal" -v open="$open" -v ssl="$ssl" -v oa="$ours_argon" -v ca="$cli_argon" \
+  -v costs="m=${m_kib} KiB, t=${t_cost}, p=${lanes}" 'BEGIN {
+  mb = 1048576
+  printf "| seal 1 MiB vault (JSON + base64url) | %.1f MiB/s | openssl speed -evp aes-256-gcm, 1 MiB | %.1f MiB/s | %.3f× | ≥ 0.5× |\n", seal / mb, ssl / mb, seal / ssl
+  printf "| open 1 MiB vault (JSON + base64url) | %.1f MiB/s | openssl speed -evp aes-256-gcm, 1 MiB | %.1f MiB/s | %.3f× | ≥ 0.5× |\n", open / mb, ssl / mb, open / ssl
+  printf "| Argon2id %s | %.0f ms | argon2 CLI, same costs | %.0f ms | %.2f× | ≤ 1.1× |\n", costs, oa * 1000, ca * 1000, oa / ca
+}'
