@@ -8,16 +8,18 @@ import Foundation
 public enum Base64URL {
     /// Encodes bytes as unpadded base64url.
     public static func encode<D: DataProtocol>(_ bytes: D) -> String {
-        var encoded = Data(bytes).base64EncodedData()
-        while encoded.last == UInt8(ascii: "=") { encoded.removeLast() }
-        for index in encoded.indices {
-            switch encoded[index] {
-            case UInt8(ascii: "+"): encoded[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): encoded[index] = UInt8(ascii: "_")
-            default: break
+        let encoded = Data(bytes).base64EncodedData()
+        var padding = 0
+        while padding < encoded.count && encoded[encoded.count - 1 - padding] == UInt8(ascii: "=") { padding += 1 }
+        return String(unsafeUninitializedCapacity: encoded.count - padding) { output in
+            encoded.withUnsafeBytes { input in
+                for index in 0..<output.count {
+                    let byte = input[index]
+                    output[index] = byte == UInt8(ascii: "+") ? UInt8(ascii: "-") : byte == UInt8(ascii: "/") ? UInt8(ascii: "_") : byte
+                }
             }
+            return output.count
         }
-        return String(decoding: encoded, as: UTF8.self)
     }
 
     /// Decodes unpadded base64url; returns nil for anything that is not its canonical spelling.
@@ -27,24 +29,30 @@ public enum Base64URL {
 
     /// Decodes unpadded base64url from a substring; returns nil for anything non-canonical.
     public static func decode(_ text: Substring) -> Data? {
-        var standard = Data(text.utf8)
-        let remainder = standard.count % 4
-        guard remainder != 1 else { return nil }
-        for index in standard.indices {
-            switch standard[index] {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                break
-            case UInt8(ascii: "-"): standard[index] = UInt8(ascii: "+")
-            case UInt8(ascii: "_"): standard[index] = UInt8(ascii: "/")
-            default: return nil
+        var text = text
+        return text.withUTF8 { input -> Data? in
+            let remainder = input.count % 4
+            guard remainder != 1 else { return nil }
+            let paddedLength = input.count + (4 - remainder) % 4
+            var standard = Data(count: paddedLength)
+            let valid = standard.withUnsafeMutableBytes { (output: UnsafeMutableRawBufferPointer) -> Bool in
+                for index in 0..<input.count {
+                    let byte = input[index]
+                    switch byte {
+                    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                        output[index] = byte
+                    case UInt8(ascii: "-"): output[index] = UInt8(ascii: "+")
+                    case UInt8(ascii: "_"): output[index] = UInt8(ascii: "/")
+                    default: return false
+                    }
+                }
+                for pad in input.count..<paddedLength { output[pad] = UInt8(ascii: "=") }
+                // The last letter of a 2- or 3-letter tail carries 4 or 2 unused bits; they must be zero.
+                guard remainder != 0, let value = sextet(output[input.count - 1]) else { return true }
+                return value & (remainder == 2 ? 0x0F : 0x03) == 0
             }
+            return valid ? Data(base64Encoded: standard) : nil
         }
-        // The last letter of a 2- or 3-letter tail carries 4 or 2 unused bits; they must be zero.
-        if remainder != 0, let last = standard.last, let value = sextet(last), value & (remainder == 2 ? 0x0F : 0x03) != 0 {
-            return nil
-        }
-        if remainder != 0 { standard.append(contentsOf: repeatElement(UInt8(ascii: "="), count: 4 - remainder)) }
-        return Data(base64Encoded: standard)
     }
 
     private static func sextet(_ letter: UInt8) -> UInt8? {

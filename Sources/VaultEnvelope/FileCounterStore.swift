@@ -46,7 +46,7 @@ public actor FileCounterStore: CounterStore {
         // Write a fresh 0600 file beside the old one and rename over it, so a crash leaves one whole file.
         let temporary = fileURL.deletingLastPathComponent()
             .appendingPathComponent(".\(fileURL.lastPathComponent).\(UUID().uuidString)")
-        try KeyFile.create(temporary, bytes: JSONWriter.bytes(of: json))
+        try KeyFile.create(temporary, bytes: [UInt8](JSONSerializer.data(of: json)))
         guard rename(temporary.path, fileURL.path) == 0 else {
             unlink(temporary.path)
             throw VaultEnvelopeError(.keyStorage, "cannot replace counter file \(fileURL.lastPathComponent)")

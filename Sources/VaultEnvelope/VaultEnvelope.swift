@@ -153,6 +153,6 @@ public struct VaultEnvelope: Sendable {
                 ]
             }
         }
-        return Data(JSONWriter.bytes(of: .object(members)))
+        return JSONSerializer.data(of: .object(members))
     }
 }

@@ -70,3 +70,20 @@ import VaultJSON
         #expect(throws: JSONParseError.self) { try JSONParser().parse(Data(#""\ud800""#.utf8)) }
     }
 }
+
+@Suite struct JSONSerializerTests {
+    @Test func roundTripsThroughTheParserKeepingOrder() throws {
+        let values: [JSONValue] = [
+            .object([("z", .integer(-1)), ("a", .array([.null, .bool(true), .bool(false), .number(1.5)])),
+                     ("s", .string("quote \" backslash \\ newline \n nul \u{0} é 😀 </script>")), ("", .object([]))]),
+            .array([]), .string(""), .integer(.max), .integer(.min),
+        ]
+        for value in values {
+            let data = JSONSerializer.data(of: value)
+            #expect(try JSONParser().parse(data) == value)
+        }
+        #expect(String(decoding: JSONSerializer.data(of: .object([("b", .integer(1)), ("a", .string("x"))])), as: UTF8.self)
+            == #"{"b":1,"a":"x"}"#)
+        #expect(String(decoding: JSONSerializer.data(of: .number(.nan)), as: UTF8.self) == "null")
+    }
+}

@@ -79,7 +79,7 @@ import VaultJSON
                 ("dek", .string(dek.withUnsafeBytes { Base64URL.encode($0) })),
             ]
             if let aad { members.append(("aad", .string(Base64URL.encode(aad)))) }
-            try Data(JSONWriter.bytes(of: .object(members)) + [0x0A]).write(to: output.appendingPathComponent("\(name).key.json"))
+            try (JSONSerializer.data(of: .object(members)) + Data([0x0A])).write(to: output.appendingPathComponent("\(name).key.json"))
             try (blob + Data([0x0A])).write(to: output.appendingPathComponent("\(name).blob.json"))
         }
         func sealed(_ name: String, _ key: any KeyWrapping, kind: String, keyMembers: [(key: String, value: JSONValue)]) async throws {
