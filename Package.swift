@@ -45,7 +45,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VaultServerTests",
-            dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE"]
+            dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultEnvelope", "WalletVault"]
         ),
     ],
     swiftLanguageModes: [.v6]

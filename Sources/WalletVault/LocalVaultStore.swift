@@ -1,0 +1,175 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+import VaultEnvelope
+import VaultJSON
+
+/// One device's vault files in a directory of mode 0700: the device key, the working copy, the
+/// last synced copy (the merge base) and the blob it came from, and the sync bookkeeping.
+///
+/// Plaintext never touches the disk unencrypted: both document copies are sealed with AES-GCM
+/// under a device-local at-rest key (a file of mode 0600 here; the platform keychain in an app).
+public struct LocalVaultStore: Sendable {
+    /// The sync bookkeeping, persisted as JSON.
+    public struct SyncRecord: Codable, Sendable, Equatable {
+        /// The server version last synced, nil before the first sync.
+        public var syncedVersion: String?
+        /// Whether the working copy changed since that sync.
+        public var hasLocalEdits: Bool
+        /// When a rate-limited sync may try again, milliseconds since the epoch.
+        public var nextAttemptAt: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case syncedVersion = "synced_version"
+            case hasLocalEdits = "has_local_edits"
+            case nextAttemptAt = "next_attempt_at"
+        }
+    }
+
+    /// The directory holding the files.
+    public let directory: URL
+
+    /// Opens (creating if needed) a device directory.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the directory cannot be created.
+    public init(directory: URL) throws(SyncError) {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw SyncError(.localStorage, "cannot create \(directory.path)")
+        }
+    }
+
+    private func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    /// The anti-rollback counters this device has accepted.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the counter file is unreadable.
+    public func counterStore() throws(SyncError) -> FileCounterStore {
+        do { return try FileCounterStore(fileURL: url("counters.json")) } catch {
+            throw SyncError(.localStorage, "counter file: \(error.code.rawValue)")
+        }
+    }
+
+    /// This device's key-encryption key, if one was created.
+    ///
+    /// - Throws: `SyncError` `.keyInvalidated` when the key file exists but no longer holds a usable key.
+    public func deviceKey() throws(SyncError) -> DeviceKEK? {
+        guard let pem = try? String(contentsOf: url("device-key.pem"), encoding: .utf8) else { return nil }
+        do { return DeviceKEK(privateKey: try P256.KeyAgreement.PrivateKey(pemRepresentation: pem)) } catch {
+            throw SyncError(.keyInvalidated, "the device key file no longer holds a usable key")
+        }
+    }
+
+    /// The `kek_id` of this device's key, readable even after the key itself died.
+    public func deviceKeyID() -> String? {
+        (try? Data(contentsOf: url("device-kek-id"))).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// This device's key, created on first use.
+    ///
+    /// - Throws: `SyncError` `.keyInvalidated` for a dead key file, `.localStorage` when a key cannot be written.
+    public func deviceKeyCreatingIfNeeded() throws(SyncError) -> DeviceKEK {
+        if let key = try deviceKey() { return key }
+        return try createDeviceKey()
+    }
+
+    /// Creates and stores a fresh device key (replacing a dead one).
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the key cannot be written.
+    public func createDeviceKey() throws(SyncError) -> DeviceKEK {
+        do {
+            let key = try DeviceKEK.generate()
+            try write(Data(key.privateKey.pemRepresentation.utf8), to: "device-key.pem")
+            try write(Data(key.kekID.utf8), to: "device-kek-id")
+            return key
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.localStorage, "cannot create the device key")
+        }
+    }
+
+    /// The sync bookkeeping, or a fresh record.
+    public func syncRecord() -> SyncRecord {
+        (try? Data(contentsOf: url("sync.json"))).flatMap { try? JSONDecoder().decode(SyncRecord.self, from: $0) }
+            ?? SyncRecord(syncedVersion: nil, hasLocalEdits: false, nextAttemptAt: nil)
+    }
+
+    /// Stores the sync bookkeeping.
+    ///
+    /// - Throws: `SyncError` `.localStorage`.
+    public func save(_ record: SyncRecord) throws(SyncError) {
+        guard let data = try? JSONEncoder().encode(record) else { throw SyncError(.localStorage, "cannot encode sync record") }
+        try write(data, to: "sync.json")
+    }
+
+    /// The working copy, nil when this device has no vault yet.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the file is unreadable or altered.
+    public func workingCopy() throws(SyncError) -> VaultDocument? { try readDocument("working.sealed") }
+
+    /// The last synced copy, the base of three-way merges.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the file is unreadable or altered.
+    public func syncedCopy() throws(SyncError) -> VaultDocument? { try readDocument("synced.sealed") }
+
+    /// Stores the working copy.
+    ///
+    /// - Throws: `SyncError` `.localStorage`.
+    public func saveWorkingCopy(_ document: VaultDocument) throws(SyncError) { try writeDocument(document, to: "working.sealed") }
+
+    /// Stores the last synced copy and the blob it came from.
+    ///
+    /// - Throws: `SyncError` `.localStorage`.
+    public func saveSynced(_ document: VaultDocument, blob: Data) throws(SyncError) {
+        try writeDocument(document, to: "synced.sealed")
+        try write(blob, to: "synced.blob")
+    }
+
+    /// The blob last synced (ciphertext, as the server holds it).
+    public func syncedBlob() -> Data? { try? Data(contentsOf: url("synced.blob")) }
+
+    private func atRestKey() throws(SyncError) -> SymmetricKey {
+        if let bytes = try? Data(contentsOf: url("at-rest.key")), bytes.count == 32 { return SymmetricKey(data: bytes) }
+        let key = SymmetricKey(size: .bits256)
+        try write(key.withUnsafeBytes { Data($0) }, to: "at-rest.key")
+        return key
+    }
+
+    private func readDocument(_ name: String) throws(SyncError) -> VaultDocument? {
+        guard let sealed = try? Data(contentsOf: url(name)) else { return nil }
+        do {
+            let plaintext = try AES.GCM.open(try AES.GCM.SealedBox(combined: sealed), using: try atRestKey(),
+                                             authenticating: Data(name.utf8))
+            return try VaultDocument(json: try JSONParser().parse(plaintext))
+        } catch {
+            throw SyncError(.localStorage, "\(name) cannot be read back")
+        }
+    }
+
+    private func writeDocument(_ document: VaultDocument, to name: String) throws(SyncError) {
+        do {
+            let sealed = try AES.GCM.seal(JSONSerializer.data(of: document.json), using: try atRestKey(),
+                                          authenticating: Data(name.utf8))
+            try write(sealed.combined, to: name)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.localStorage, "cannot seal \(name)")
+        }
+    }
+
+    /// Writes atomically with mode 0600: a crash leaves the old file or the new, never half of one.
+    private func write(_ data: Data, to name: String) throws(SyncError) {
+        let temporary = url(".\(name).\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]),
+            rename(temporary.path, url(name).path) == 0
+        else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw SyncError(.localStorage, "cannot write \(name)")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// Why a vault operation on this device failed; the code decides what the app offers next.
+public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What failed.
+    public enum Code: String, Sendable {
+        /// No vault on this device or the server yet: create one.
+        case noVault
+        /// This device holds no key that opens the vault: pair it or recover.
+        case noAccess
+        /// The platform destroyed this device's key: recover with a code, a passphrase or pairing.
+        case keyInvalidated
+        /// The server served an older blob than this device has seen.
+        case rollbackDetected
+        /// The blob was altered (recipients, metadata or ciphertext); `reason` names what.
+        case tampered
+        /// The vault would exceed the server's size limit.
+        case tooLarge
+        /// The server refused or failed; `backupError` has the details.
+        case server
+        /// Both sides changed the same items and no conflict handler decided.
+        case unresolvedConflict
+        /// The device's own files could not be read or written.
+        case localStorage
+        /// The input (pairing request, recovery code) is malformed.
+        case invalidInput
+    }
+
+    /// What failed.
+    public let code: Code
+    /// A human-readable reason without secrets.
+    public let reason: String
+    /// The server's answer, for `.server`.
+    public let backupError: BackupError?
+
+    /// Creates an error.
+    public init(_ code: Code, _ reason: String, backupError: BackupError? = nil) {
+        self.code = code
+        self.reason = reason
+        self.backupError = backupError
+    }
+
+    public var description: String { "\(code.rawValue): \(reason)" }
+}
