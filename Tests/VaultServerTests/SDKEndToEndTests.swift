@@ -17,14 +17,14 @@ struct SimulatedDevice {
     let directory: URL
 
     init(server: LiveServer, user: String, label: String, directory: URL? = nil, transport: any HTTPTransport = URLSessionTransport(),
-         conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
+         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
         tokens = SessionTokenProvider(serverURL: server.baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
                                       transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
         backup = BackupClient(serverURL: server.baseURL, tokens: tokens, transport: transport,
                               retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
         engine = try VaultSyncEngine(store: try LocalVaultStore(directory: self.directory), backup: backup, deviceLabel: label,
-                                     conflictHandler: conflictHandler)
+                                     maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
     }
 
     func set(_ id: String, _ value: String) async throws {
@@ -182,6 +182,17 @@ struct SDKEndToEndTests {
         }
         #expect(try await metric(server, "walletvault_rate_limited_saves_total") == 1, "later syncs wait instead of retrying")
         #expect(try await device.values()["x"] == .string("2"), "the local copy stays authoritative")
+    }
+
+    @Test func oversizeVaultIsRefusedBeforeUpload() async throws {
+        let server = try LiveServer()
+        let device = try SimulatedDevice(server: server, user: UUID().uuidString, label: "A", maxBlobBytes: 4096)
+        _ = try await device.engine.createVault()
+        let bytesBefore = try await metric(server, "walletvault_http_request_bytes_total")
+        try await device.set("photo", String(repeating: "x", count: 8000))
+        await requireError(.tooLarge) { _ = try await device.engine.sync() }
+        #expect(try await metric(server, "walletvault_http_request_bytes_total") == bytesBefore, "nothing was uploaded")
+        #expect(try await device.values()["photo"] != nil, "the edit stays local")
     }
 
     @Test func recoveryInvalidationRevocationAndTamperDetection() async throws {
