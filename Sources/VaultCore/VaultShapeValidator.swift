@@ -5,7 +5,8 @@
 public struct VaultShapeValidator: Sendable {
     /// The most `wrappedDeks` entries a blob may carry.
     public var maxWrappedDeks = 64
-    /// The most characters `hint` may have.
+    /// The most Unicode scalars (code points) `hint` may have; scalars, not grapheme clusters, so the
+    /// count is stable across Unicode versions and equals JSON Schema's `maxLength`.
     public var maxHintCharacters = 256
 
     /// Creates a validator with the default limits.
@@ -48,7 +49,7 @@ public struct VaultShapeValidator: Sendable {
         var hint: String?
         if let hintValue = blob["hint"] {
             guard let text = hintValue.stringValue else { throw VaultShapeError("hint must be a string") }
-            guard text.count <= maxHintCharacters else {
+            guard text.unicodeScalars.count <= maxHintCharacters else {
                 throw VaultShapeError("hint must have at most \(maxHintCharacters) characters")
             }
             hint = text

@@ -74,6 +74,8 @@ import VaultJSON
             ("updatedUtc must be an RFC 3339 timestamp in UTC", { $0["updatedUtc"] = 1_700_000_000 }),
             ("hint must be a string", { $0["hint"] = ["x"] }),
             ("hint must have at most 256 characters", { $0["hint"] = String(repeating: "é", count: 257) }),
+            // One grapheme cluster, 5001 code points: counted as code points.
+            ("hint must have at most 256 characters", { $0["hint"] = "e" + String(repeating: "\u{301}", count: 5000) }),
         ]
         for (expected, edit) in cases {
             #expect(detail(Self.blob(edit)) == expected)

@@ -117,6 +117,10 @@ struct BackupEndpointTests {
         let postLoad = try await server.send("POST", "/wallet-backup.ashx?action=load", headers: auth, body: Data("{}".utf8))
         #expect(postLoad.status == 405)
         #expect(postLoad.header("Allow") == "GET, HEAD")
+        // A repeated parameter keeps its first value; names are case-sensitive; the auth scheme is not.
+        #expect(try await server.send("GET", "/wallet-backup.ashx?action=load&action=save", headers: auth).status == 404)
+        #expect(try await server.send("GET", "/wallet-backup.ashx?ACTION=load", headers: auth).status == 400)
+        #expect(try await server.send("GET", "/wallet-backup.ashx?action=load", headers: ["Authorization": "BEARER \(token)"]).status == 404)
         let missing = try await server.send("GET", "/nope")
         #expect(missing.status == 404)
         #expect(missing.json["error"] as? String == "not_found")

@@ -6,7 +6,7 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query string.
     public var path: String
-    /// Query arguments, percent-decoded; a repeated name keeps its first value.
+    /// Query arguments by name as sent, percent-decoded; a repeated name keeps its first value.
     public var query: [String: String]
     /// Header fields by lower-cased name; repeated fields are joined with ", ".
     public var headers: [String: String]
@@ -34,8 +34,9 @@ public struct HTTPRequest: Sendable {
     /// The token of an `Authorization: Bearer` header, if there is exactly one well-formed one.
     public var bearerToken: String? {
         guard let value = headers["authorization"], value.utf8.count > 7 else { return nil }
-        let scheme = value.utf8.prefix(7)
-        guard scheme.elementsEqual("Bearer ".utf8) || scheme.elementsEqual("bearer ".utf8) else { return nil }
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        let scheme = value.utf8.prefix(7).map { $0 | 0x20 }
+        guard scheme.elementsEqual("bearer ".utf8) else { return nil }
         // Anything after the scheme is the token; a malformed one fails verification like any other.
         let token = value.utf8.dropFirst(7)
         return token.isEmpty ? nil : String(token)

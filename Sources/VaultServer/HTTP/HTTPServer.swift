@@ -189,19 +189,26 @@ public final class HTTPServer: @unchecked Sendable {
         MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
     }
 
+    /// Header fields by lower-cased name, repeats joined with ", " (RFC 9110 §5.3); query arguments by
+    /// name as sent, the first of repeats kept, so `action=load&action=save` cannot be read two ways.
     private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
-        final class Collector { var values: [String: String] = [:] }
-        let collector = Collector()
+        final class Collector {
+            let isHeader: Bool
+            var values: [String: String] = [:]
+            init(isHeader: Bool) { self.isHeader = isHeader }
+        }
+        let collector = Collector(isHeader: kind == .HEADER_KIND)
         _ = MHD_get_connection_values(connection, kind, { context, _, key, value in
             guard let context, let key else { return .YES }
             let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
-            let name = String(cString: key).lowercased()
             let text = value.map { String(cString: $0) } ?? ""
-            if let previous = collector.values[name] {
-                collector.values[name] = previous + ", " + text
-            } else {
-                collector.values[name] = text
+            guard collector.isHeader else {
+                let name = String(cString: key)
+                if collector.values[name] == nil { collector.values[name] = text }
+                return .YES
             }
+            let name = String(cString: key).lowercased()
+            collector.values[name] = collector.values[name].map { $0 + ", " + text } ?? text
             return .YES
         }, Unmanaged.passUnretained(collector).toOpaque())
         return collector.values
