@@ -21,6 +21,9 @@
 # printed), WV_CONFORMANCE_WORKERS (default 1: CPython 3.11.7 can raise "AST constructor recursion depth mismatch" when Hypothesis parses sources on two threads at once), WV_SERVER_BINARY.
 # Exit status: 0 when every check passed, 1 on any failure, 2 on a setup error.
 set -euo pipefail
+# Everything runs inside main, which bash reads whole before running: editing or checking out
+# this file while a run is going cannot change what the run does.
+main() {
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SERVER=${WV_SERVER_BINARY:-$ROOT/.build/debug/walletvault-server}
@@ -117,10 +120,16 @@ export WV_OIDC_TOKEN=$OIDC_TOKEN WV_SESSION_TOKEN=$SESSION_TOKEN
 
 # --- the document under test ----------------------------------------------------------------
 "$PY" - "$SPEC" "$WORK/openapi.yaml" "$INCLUDE_PENDING" <<'EOF'
-import sys, yaml
+import os, sys, yaml
 source, target, include_pending = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 with open(source) as handle:
     spec = yaml.safe_load(handle)
+# Random subject tokens only ever meet 401: give the examples phase one real RFC 8693 exchange.
+form = spec["paths"]["/wallet-session-token.ashx"]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]
+form["examples"] = {"valid_exchange": {"value": {
+    "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+    "subject_token": os.environ["WV_OIDC_TOKEN"],
+    "subject_token_type": "urn:ietf:params:oauth:token-type:access_token"}}}
 if not include_pending:
     parameters = spec["components"]["parameters"]
     parameters["ReadAction"]["schema"]["enum"].remove("versions")
@@ -142,8 +151,9 @@ else
 fi
 
 # One operation per method serves several actions, so the document's response unions cannot tie a
-# body to an action. This check does, per request: a listed action is never answered 405 or
-# invalid_action; a 200 has that action's body; ETags agree with sync_ids; save reports its size.
+# body to an action. wallet_backup_actions does, per request: a listed action is never answered 405
+# or invalid_action; a 200 has that action's body; ETags agree with sync_ids; save reports its size.
+# session_token_exchange: D1 with the real OIDC token (header or exact form) must answer 200.
 if [ "$INCLUDE_PENDING" = 1 ]; then export WV_ACTIONS=load,versions,save,delete; else export WV_ACTIONS=load,save; fi
 cat > "$WORK/wv_checks.py" <<'EOF'
 import json
@@ -168,6 +178,30 @@ def _header(response, name):
     for key, value in response.headers.items():
         if key.lower() == name:
             return value[0] if isinstance(value, list) else value
+    return None
+
+
+OIDC_TOKEN = os.environ["WV_OIDC_TOKEN"]
+
+
+@schemathesis.check
+def session_token_exchange(ctx, response, case):
+    """D1 with the valid OIDC token, as a bearer header or as the exact RFC 8693 form, must answer 200."""
+    request = response.request
+    if urlsplit(request.url).path != "/wallet-session-token.ashx" or request.method.upper() != "POST":
+        return None
+    body = request.body or b""
+    body = body.encode() if isinstance(body, str) else body
+    form_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if form_type == "application/x-www-form-urlencoded" and body:
+        fields = {name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        valid = fields.get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange" \
+            and fields.get("subject_token_type") == "urn:ietf:params:oauth:token-type:access_token" \
+            and fields.get("subject_token") == OIDC_TOKEN
+    else:
+        valid = request.headers.get("Authorization") == "Bearer " + OIDC_TOKEN
+    if valid and response.status_code != 200:
+        raise AssertionError(f"a valid token exchange was answered {response.status_code}")
     return None
 
 
@@ -207,6 +241,7 @@ def wallet_backup_actions(ctx, response, case):
         required = {"v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc"}
         assert isinstance(body, dict) and required <= body.keys(), "action=load 200 is not a stored vault blob"
         assert etag and len(etag) == SYNC_ID_LENGTH + 2, f"action=load 200 without a sync_id ETag: {etag!r}"
+        assert _header(response, "cache-control") == "no-store", "action=load 200 without Cache-Control: no-store"
     elif action == "versions":
         assert isinstance(body, dict) and set(body) == {"versions"}, 'action=versions 200 is not {"versions": [...]}'
         ids = [entry["sync_id"] for entry in body["versions"]]
@@ -232,7 +267,7 @@ EOF
 
 # --- schemathesis ---------------------------------------------------------------------------
 SEED=${SEED:-$(( (RANDOM << 15) | RANDOM ))}
-CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,wallet_backup_actions
+CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,wallet_backup_actions,session_token_exchange
 say "schemathesis: max-examples $MAX_EXAMPLES, seed $SEED, workers $WORKERS"
 set +e
 (cd "$WORK" && SCHEMATHESIS_HOOKS="$WORK/wv_checks.py" "$VENV/bin/schemathesis" --config-file "$WORK/schemathesis.toml" --no-color run "$WORK/openapi.yaml" \
@@ -293,3 +328,5 @@ fi
 say "FAILED: schemathesis exit $ST_STATUS ($SUMMARY), $SERVER_ERRORS server errors counted, server alive: $ALIVE, seed $SEED"
 [ "$ALIVE" = yes ] || tail -n 20 "$WORK/server.err" >&2
 exit 1
+}
+main "$@"
