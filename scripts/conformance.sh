@@ -7,19 +7,23 @@
 # Installs schemathesis (scripts/conformance_requirements.txt, pinned) into .build/conformance-venv
 # when missing or when the requirements changed. Starts `walletvault-server --dev` on a free
 # loopback port with a throwaway data directory, mints an OIDC token from /dev-oidc/token and a
-# session token through D1, and runs schemathesis with each token bound to its security scheme
-# (oidcAccessToken for D1, sessionToken for /wallet-backup.ashx). Checks: not_a_server_error,
-# status_code_conformance, content_type_conformance, response_schema_conformance,
-# response_headers_conformance. Afterwards it also reads /metrics and fails on any 5xx the
-# server counted. The server is stopped on exit, whatever happens.
+# session token through D1, and runs schemathesis (phases examples, coverage, fuzzing, stateful)
+# with each token bound to its security scheme: oidcAccessToken for D1, sessionToken for
+# /wallet-backup.ashx. Checks: not_a_server_error, status_code_conformance,
+# content_type_conformance, response_schema_conformance, response_headers_conformance, and two of
+# this script's own (wallet_backup_actions, session_token_exchange; see below). Then it reads
+# /metrics and fails on any 5xx the server counted. The server is stopped on exit, whatever happens.
 #
 # Pending operations (action=versions, action=delete, load's sync_id, GET /readyz) are removed
 # from the document under test unless --include-pending (or WV_CONFORMANCE_INCLUDE_PENDING=1).
 # The dev-only /dev-oidc/* operations are never run.
 #
-# Environment: WV_CONFORMANCE_MAX_EXAMPLES (default 200: about 45 s on 2 cores), WV_CONFORMANCE_SEED (default random,
-# printed), WV_CONFORMANCE_WORKERS (default 1: CPython 3.11.7 can raise "AST constructor recursion depth mismatch" when Hypothesis parses sources on two threads at once), WV_SERVER_BINARY.
-# Exit status: 0 when every check passed, 1 on any failure, 2 on a setup error.
+# Environment: WV_CONFORMANCE_MAX_EXAMPLES (default 100, about a minute on 2 cores),
+# WV_CONFORMANCE_SEED (default random; printed, and replays a run), WV_SERVER_BINARY,
+# WV_CONFORMANCE_WORKERS (default 1: with 2, CPython 3.11.7 can raise "AST constructor recursion
+# depth mismatch" inside Hypothesis).
+# Last line: "conformance: N passed, M failed". Exit status 0 when every check passed, 1 on any
+# failure, 2 on a setup error. The JSON report is left in .build/conformance-report.json.
 set -euo pipefail
 # Everything runs inside main, which bash reads whole before running: editing or checking out
 # this file while a run is going cannot change what the run does.
@@ -31,12 +35,12 @@ VENV=$ROOT/.build/conformance-venv
 REQUIREMENTS=$ROOT/scripts/conformance_requirements.txt
 SPEC=$ROOT/docs/openapi.yaml
 INCLUDE_PENDING=${WV_CONFORMANCE_INCLUDE_PENDING:-0}
-MAX_EXAMPLES=${WV_CONFORMANCE_MAX_EXAMPLES:-200}
+MAX_EXAMPLES=${WV_CONFORMANCE_MAX_EXAMPLES:-100}
 SEED=${WV_CONFORMANCE_SEED:-}
 WORKERS=${WV_CONFORMANCE_WORKERS:-1}
 REPORT=$ROOT/.build/conformance-report.json
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --include-pending) INCLUDE_PENDING=1 ;;
@@ -269,12 +273,13 @@ EOF
 SEED=${SEED:-$(( (RANDOM << 15) | RANDOM ))}
 CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,wallet_backup_actions,session_token_exchange
 say "schemathesis: max-examples $MAX_EXAMPLES, seed $SEED, workers $WORKERS"
+rm -f "$REPORT"
 set +e
 (cd "$WORK" && SCHEMATHESIS_HOOKS="$WORK/wv_checks.py" "$VENV/bin/schemathesis" --config-file "$WORK/schemathesis.toml" --no-color run "$WORK/openapi.yaml" \
     --url "$BASE" \
     --checks "$CHECKS" \
     --exclude-tag dev-only \
-    --phases examples,coverage,fuzzing \
+    --phases examples,coverage,fuzzing,stateful \
     --max-examples "$MAX_EXAMPLES" \
     --seed "$SEED" \
     --workers "$WORKERS" \
@@ -298,35 +303,28 @@ fi
 ALIVE=yes
 kill -0 "$SERVER_PID" 2>/dev/null || ALIVE=no
 
-SUMMARY=$("$PY" - "$REPORT" <<'EOF' 2>/dev/null || echo "no report"
+# The counts schemathesis recorded: "<operations tested>|<cases generated>|<cases failed or errored>|<phases>".
+COUNTS=$("$PY" - "$REPORT" <<'EOF' 2>/dev/null || echo "?|0|0|no report"
 import json, sys
 report = json.load(open(sys.argv[1]))
-def find(node, key):
-    if isinstance(node, dict):
-        if key in node: return node[key]
-        for value in node.values():
-            found = find(value, key)
-            if found is not None: return found
-    elif isinstance(node, list):
-        for value in node:
-            found = find(value, key)
-            if found is not None: return found
-    return None
-operations = find(report, "operations") or {}
-parts = []
-for key in ("total", "tested", "passed", "failed", "errored", "skipped"):
-    if isinstance(operations, dict) and key in operations:
-        parts.append(f"{operations[key]} {key}")
-print("operations: " + (", ".join(parts) if parts else "?"))
+operations, cases = report["operations"], report["test_cases"]
+bad = cases.get("with_failures", 0) + cases.get("errored", 0) + sum(e.get("count", 0) for e in report.get("errors", []))
+phases = ", ".join(f"{name} {info['status']}" for name, info in report["phases"].items())
+print(f"{operations['tested']}/{operations['total']}|{cases['generated']}|{bad}|{phases}")
 EOF
 )
-
+IFS='|' read -r OPS CASES BAD PHASES <<< "$COUNTS"
+[ "$ST_STATUS" = 0 ] || [ "$BAD" != 0 ] || BAD=1
+PASSED=$(( CASES > BAD ? CASES - BAD : 0 ))
+say "schemathesis exit $ST_STATUS; operations tested $OPS; phases: $PHASES; seed $SEED"
+say "server: $SERVER_ERRORS 5xx answers counted, alive: $ALIVE"
 if [ "$ST_STATUS" = 0 ] && [ "$SERVER_ERRORS" = 0 ] && [ "$ALIVE" = yes ]; then
-    say "PASSED: schemathesis exit 0 ($SUMMARY), 0 server errors counted, server alive, seed $SEED"
+    echo "conformance: $PASSED passed, 0 failed"
     exit 0
 fi
-say "FAILED: schemathesis exit $ST_STATUS ($SUMMARY), $SERVER_ERRORS server errors counted, server alive: $ALIVE, seed $SEED"
 [ "$ALIVE" = yes ] || tail -n 20 "$WORK/server.err" >&2
+[ "$SERVER_ERRORS" = 0 ] || [ "$BAD" != 0 ] || BAD=1
+echo "conformance: $PASSED passed, $BAD failed"
 exit 1
 }
 main "$@"
