@@ -20,13 +20,7 @@ public enum ServerBootstrap {
     public static func start(_ configuration: ServerConfiguration, devOIDC: DevOIDCProvider? = nil,
                              clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
         let logger = RequestLogger(enabled: logRequests)
-        guard configuration.database.hasPrefix("sqlite:") else { throw ServerStartupError("config key database: expected sqlite:PATH") }
-        let store: SQLiteVaultStore
-        do {
-            store = try SQLiteVaultStore(path: String(configuration.database.dropFirst("sqlite:".count)))
-        } catch {
-            throw ServerStartupError("config key database: \(error.reason)")
-        }
+        let store = try openStore(configuration)
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
             let keys: JWKSSource
@@ -64,6 +58,25 @@ public enum ServerBootstrap {
         let server = HTTPServer(options: options, responder: service)
         let port = try server.start()
         return Running(server: server, host: address.host, port: port)
+    }
+
+    /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.
+    private static func openStore(_ configuration: ServerConfiguration) throws(ServerStartupError) -> any VaultStore {
+        let database = configuration.database
+        do {
+            if database.hasPrefix("sqlite:") {
+                return try SQLiteVaultStore(path: String(database.dropFirst("sqlite:".count)),
+                                            historyVersions: configuration.historyVersions)
+            }
+            if ServerConfiguration.postgresSchemes.contains(where: database.hasPrefix) {
+                return try PostgresVaultStore(url: database, poolSize: configuration.databasePoolSize,
+                                              historyVersions: configuration.historyVersions)
+            }
+        } catch {
+            // The reason never quotes the URL, which may carry a password.
+            throw ServerStartupError("config key database: \(error.reason)")
+        }
+        throw ServerStartupError("config key database: expected sqlite:PATH or postgresql://...")
     }
 
     /// The `--dev` configuration: loopback, SQLite and secrets under `dataDirectory`, generated once (mode 0600).

@@ -5,6 +5,7 @@ import VaultServer
 let usage = """
     usage: walletvault-server --config FILE
            walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data] [--saves-per-hour N]
+                              [--database sqlite:PATH|postgresql://...]
     options: --quiet  no per-request log lines
     """
 
@@ -36,6 +37,7 @@ let dev = flag("--dev")
 let configPath = option("--config")
 let listen = option("--listen")
 let dataDirectory = option("--data-dir")
+let database = option("--database")
 let savesPerHour = option("--saves-per-hour").map { text -> Int in
     guard let number = Int(text), number > 0 else { fail("--saves-per-hour needs a positive number") }
     return number
@@ -49,11 +51,13 @@ do {
         var (configuration, provider) = try ServerBootstrap.development(
             dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
         if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
+        if let database { configuration.database = database }
         running = try ServerBootstrap.start(configuration, devOIDC: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }
         var configuration = try ServerConfiguration.load(path: configPath)
         if let listen { configuration.listen = listen }
+        if let database { configuration.database = database }
         try configuration.check()
         running = try ServerBootstrap.start(configuration, logRequests: !quiet)
     }
