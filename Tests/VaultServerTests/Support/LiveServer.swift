@@ -15,6 +15,23 @@ final class LiveServer: @unchecked Sendable {
     struct Options {
         var maxBlobBytes = 1_048_576
         var savesPerHour = 60
+        /// The `database` config value; nil is a fresh SQLite file in the server's directory.
+        var database: String?
+        /// The `history_versions` config value; nil leaves the server's default.
+        var historyVersions: Int?
+        /// Session keys and pepper; give several servers the same ones to make them nodes of one service.
+        var secrets = Secrets.random()
+    }
+
+    /// What nodes of one service share besides the database: who can open a session and how keys are derived.
+    struct Secrets: Sendable {
+        let sessionKeys: Data
+        let pepper: Data
+
+        static func random() -> Secrets {
+            Secrets(sessionKeys: Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8),
+                    pepper: SecureRandom.bytes(count: 32))
+        }
     }
 
     init(_ options: Options = Options()) throws {
@@ -22,12 +39,11 @@ final class LiveServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try TestIssuer.shared.jwks.write(to: directory.appendingPathComponent("idp-jwks.json"))
         try TestIssuer.other.jwks.write(to: directory.appendingPathComponent("other-jwks.json"))
-        try Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8)
-            .write(to: directory.appendingPathComponent("session-keys.json"))
-        try SecureRandom.bytes(count: 32).write(to: directory.appendingPathComponent("pepper"))
-        let config: [String: Any] = [
+        try options.secrets.sessionKeys.write(to: directory.appendingPathComponent("session-keys.json"))
+        try options.secrets.pepper.write(to: directory.appendingPathComponent("pepper"))
+        var config: [String: Any] = [
             "listen": "127.0.0.1:0",
-            "database": "sqlite:vault.sqlite",
+            "database": options.database ?? "sqlite:vault.sqlite",
             "issuers": [
                 ["issuer": TestIssuer.shared.issuer, "jwks_file": "idp-jwks.json", "audiences": [TestIssuer.shared.audience],
                  "allowed_azp": ["oem-a", "oem-b"]],
@@ -38,6 +54,7 @@ final class LiveServer: @unchecked Sendable {
             "storage_key_pepper_file": "pepper",
             "limits": ["max_blob_bytes": options.maxBlobBytes, "saves_per_hour": options.savesPerHour],
         ]
+        if let historyVersions = options.historyVersions { config["history_versions"] = historyVersions }
         let configURL = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)
 
