@@ -65,8 +65,16 @@ export WALLETVAULT_TEST_PGDATA="$data"
 export WALLETVAULT_TEST_PGBIN="$pgbin"
 echo "with-postgres: PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 
+# CMD runs in the background so a signal to this script is passed on at once instead of after CMD ends;
+# the cluster is removed only once CMD is gone.
 set +e
-"$@"
-status=$?
-set -e
+"$@" <&0 &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null' TERM
+trap 'kill -INT "$child" 2>/dev/null' INT
+while :; do
+  wait "$child"
+  status=$?
+  kill -0 "$child" 2>/dev/null || break
+done
 exit "$status"

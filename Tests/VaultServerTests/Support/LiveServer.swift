@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VaultCore
 import VaultCrypto
 #if canImport(FoundationNetworking)
@@ -11,6 +12,8 @@ final class LiveServer: @unchecked Sendable {
     let directory: URL
     let baseURL: URL
     let stderrPipe = Pipe()
+    /// The server's stderr, read as it arrives: a full pipe would block the server mid-request.
+    private let stderrLog = Mutex(Data())
 
     struct Options {
         var maxBlobBytes = 1_048_576
@@ -70,9 +73,16 @@ final class LiveServer: @unchecked Sendable {
             throw ServerFailedToStart(output: line)
         }
         baseURL = URL(string: String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines))!
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            // At end of file the handler would fire again and again with nothing to read.
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+            self?.stderrLog.withLock { $0.append(chunk) }
+        }
     }
 
     deinit {
+        stderrPipe.fileHandleForReading.readabilityHandler = nil
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -157,7 +167,7 @@ final class LiveServer: @unchecked Sendable {
 
     /// Everything the server wrote to stderr so far (its log).
     func log() -> String {
-        String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self)
+        stderrLog.withLock { String(decoding: $0, as: UTF8.self) }
     }
 }
 

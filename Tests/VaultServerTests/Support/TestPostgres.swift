@@ -28,15 +28,23 @@ enum TestPostgres {
     }
 
     /// Runs this cluster's `pg_ctl` (as its owner) with `arguments`, e.g. `["stop", "-m", "immediate", "-w"]`.
-    static func pgCtl(_ arguments: [String]) throws {
+    ///
+    /// posix_spawn and waitpid on a thread of its own: Foundation's `Process.waitUntilExit` never returned
+    /// here once `pg_ctl start` had left the server running in the background.
+    static func pgCtl(_ arguments: [String]) async throws {
         guard let path = environment["WALLETVAULT_TEST_PGCTL"] else { throw NotConfigured(variable: "WALLETVAULT_TEST_PGCTL") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PgCtlFailed(arguments: arguments, status: process.terminationStatus) }
+        let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
+            Thread {
+                let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+                defer { argv.forEach { free($0) } }
+                var pid: pid_t = 0
+                guard posix_spawn(&pid, path, nil, nil, argv, environ) == 0 else { return done.resume(returning: -1) }
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+                done.resume(returning: status)
+            }.start()
+        }
+        guard status == 0 else { throw PgCtlFailed(arguments: arguments, status: status) }
     }
 
     struct PgCtlFailed: Error { let arguments: [String]; let status: Int32 }
