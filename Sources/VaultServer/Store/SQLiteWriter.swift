@@ -56,19 +56,13 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
         }.first
     }
 
-    func insertVersion(_ request: SaveRequest, syncID: UTCTimestamp) throws(StoreError) {
-        let key = SQLiteStatement.Value.blob(request.key.bytes)
-        try insertVersion.run([key, .integer(syncID.millisecondsSinceEpoch), .text(request.header.updatedUtc),
-                               request.header.hint.map { .text($0) } ?? .null, .blob(request.body)])
-        try setLastSyncID.run([key, .integer(syncID.millisecondsSinceEpoch)])
-    }
-
-    func trimVersions(_ key: StorageKey, keeping count: Int) throws(StoreError) {
-        try trimVersions.run([.blob(key.bytes), .integer(Int64(count))])
-    }
-
-    func recordSave(_ key: StorageKey, at instant: Int64, forgettingThrough horizon: Int64) throws(StoreError) {
-        try recordSave.run([.blob(key.bytes), .integer(instant)])
-        try pruneSaves.run([.blob(key.bytes), .integer(horizon)])
+    func write(_ request: SaveRequest, syncID: UTCTimestamp, keeping: Int, forgettingThrough horizon: Int64) throws(StoreError) {
+        let key = SQLiteStatement.Value.blob(request.key.bytes), sync = SQLiteStatement.Value.integer(syncID.millisecondsSinceEpoch)
+        try insertVersion.run([key, sync, .text(request.header.updatedUtc), request.header.hint.map { .text($0) } ?? .null,
+                               .blob(request.body)])
+        try setLastSyncID.run([key, sync])
+        try trimVersions.run([key, .integer(Int64(keeping))])
+        try recordSave.run([key, .integer(request.now.millisecondsSinceEpoch)])
+        try pruneSaves.run([key, .integer(horizon)])
     }
 }

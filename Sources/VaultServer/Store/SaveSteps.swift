@@ -15,14 +15,10 @@ protocol SaveSteps {
     /// The current version's stamp and header fields; `body` is left empty.
     func currentVersion(_ key: StorageKey) throws(StoreError) -> StoredVault?
 
-    /// Inserts the new version and records `syncID` as the user's last issued one.
-    func insertVersion(_ request: SaveRequest, syncID: UTCTimestamp) throws(StoreError)
-
-    /// Erases all but the newest `count` versions of the user.
-    func trimVersions(_ key: StorageKey, keeping count: Int) throws(StoreError)
-
-    /// Records an accepted save at `instant` and forgets the user's saves at or before `horizon`.
-    func recordSave(_ key: StorageKey, at instant: Int64, forgettingThrough horizon: Int64) throws(StoreError)
+    /// Writes an accepted save: inserts the version, records `syncID` as the user's last issued one,
+    /// erases all but the newest `keeping` versions, records the save at `request.now` and forgets the
+    /// user's saves at or before `horizon`. One step, so a store can send it in as few round trips as it likes.
+    func write(_ request: SaveRequest, syncID: UTCTimestamp, keeping: Int, forgettingThrough horizon: Int64) throws(StoreError)
 }
 
 extension SaveSteps {
@@ -39,9 +35,7 @@ extension SaveSteps {
         guard request.precondition.admits(current: current?.syncID) else { return .conflict(current: current) }
 
         let syncID = SyncID.next(after: lastSyncID, now: request.now)
-        try insertVersion(request, syncID: syncID)
-        try trimVersions(request.key, keeping: historyVersions)
-        try recordSave(request.key, at: request.now.millisecondsSinceEpoch, forgettingThrough: horizon)
+        try write(request, syncID: syncID, keeping: historyVersions, forgettingThrough: horizon)
         return .saved(syncID: syncID, decision: decision)
     }
 }
