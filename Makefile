@@ -1,7 +1,7 @@
 # WalletVault: `make run` starts a development server, `make test` runs every test.
 # Both install missing Debian packages first (as root, or through sudo).
 
-APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev curl
+APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libpq-dev postgresql curl
 BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
@@ -31,7 +31,7 @@ run: build
 
 test: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
-	swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/conformance.sh
 
 bench: bench-deps release

@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         // Plain C helpers for what does not import cleanly (variadic calls, macros).
@@ -28,7 +29,7 @@ let package = Package(
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
             name: "VaultServer",
-            dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CMicroHTTPD", "CVaultShims"]
+            dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CLibPQ", "CMicroHTTPD", "CVaultShims"]
         ),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),

@@ -24,13 +24,7 @@ public enum ServerBootstrap {
     public static func start(_ configuration: ServerConfiguration, devOIDC: DevOIDCProvider? = nil,
                              clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
         let logger = RequestLogger(enabled: logRequests)
-        guard configuration.database.hasPrefix("sqlite:") else { throw ServerStartupError("config key database: expected sqlite:PATH") }
-        let store: any VaultStore
-        do {
-            store = CachingVaultStore(base: try SQLiteVaultStore(path: String(configuration.database.dropFirst("sqlite:".count))))
-        } catch {
-            throw ServerStartupError("config key database: \(error.reason)")
-        }
+        let store = try openStore(configuration)
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
             let keys: JWKSSource
@@ -79,6 +73,26 @@ public enum ServerBootstrap {
         let port = try server.start()
         return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
                        tls: options.tls != nil)
+    }
+
+    /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.
+    private static func openStore(_ configuration: ServerConfiguration) throws(ServerStartupError) -> any VaultStore {
+        let database = configuration.database
+        do {
+            if database.hasPrefix("sqlite:") {
+                // This process is SQLite's only writer, so a cache in front of it cannot go stale.
+                return CachingVaultStore(base: try SQLiteVaultStore(path: String(database.dropFirst("sqlite:".count)),
+                                                                    historyVersions: configuration.historyVersions))
+            }
+            if ServerConfiguration.postgresSchemes.contains(where: database.hasPrefix) {
+                return try PostgresVaultStore(url: database, poolSize: configuration.databasePoolSize,
+                                              historyVersions: configuration.historyVersions)
+            }
+        } catch {
+            // The reason never quotes the URL, which may carry a password.
+            throw ServerStartupError("config key database: \(error.reason)")
+        }
+        throw ServerStartupError("config key database: expected sqlite:PATH or postgresql://...")
     }
 
     /// The `--dev` configuration: loopback, SQLite and secrets under `dataDirectory`, generated once (mode 0600).

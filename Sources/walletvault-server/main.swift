@@ -6,6 +6,7 @@ let usage = """
     usage: walletvault-server --config FILE
            walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data] [--saves-per-hour N]
     options: --threads N  HTTP worker threads (default 4, or the config's \"threads\")
+                              [--database sqlite:PATH|postgresql://...]
     options: --quiet  no per-request log lines
     """
 
@@ -41,6 +42,7 @@ let threads = option("--threads").map { text -> Int in
     guard let number = Int(text), (1...256).contains(number) else { fail("--threads needs a number from 1 to 256") }
     return number
 }
+let database = option("--database")
 let savesPerHour = option("--saves-per-hour").map { text -> Int in
     guard let number = Int(text), number > 0 else { fail("--saves-per-hour needs a positive number") }
     return number
@@ -55,12 +57,14 @@ do {
             dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
         if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
         if let threads { configuration.threads = threads }
+        if let database { configuration.database = database }
         running = try ServerBootstrap.start(configuration, devOIDC: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }
         var configuration = try ServerConfiguration.load(path: configPath)
         if let listen { configuration.listen = listen }
         if let threads { configuration.threads = threads }
+        if let database { configuration.database = database }
         try configuration.check()
         running = try ServerBootstrap.start(configuration, logRequests: !quiet)
     }

@@ -17,7 +17,7 @@ struct CachingVaultStoreTests {
     func key(_ byte: UInt8) -> StorageKey { StorageKey(bytes: Data(repeating: byte, count: 32)) }
 
     @Test func answersExactlyWhatTheStoreHolds() throws {
-        let base = try SQLiteVaultStore(path: path)
+        let base = try SQLiteVaultStore(path: path, historyVersions: 10)
         let cached = CachingVaultStore(base: base, budgetBytes: 1024)
         #expect(try cached.load(key(1)) == nil)
         _ = try cached.save(request(key(1), "first", at: 1000))
@@ -34,7 +34,7 @@ struct CachingVaultStoreTests {
     }
 
     @Test func staysWithinItsBudget() throws {
-        let base = try SQLiteVaultStore(path: path)
+        let base = try SQLiteVaultStore(path: path, historyVersions: 10)
         let cached = CachingVaultStore(base: base, budgetBytes: 400)
         let body = String(repeating: "x", count: 90)
         for index in 0..<20 {

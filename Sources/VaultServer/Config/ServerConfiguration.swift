@@ -71,8 +71,12 @@ public struct ServerConfiguration: Sendable, Decodable {
 
     /// `host:port` to listen on (IPv4 literal).
     public var listen: String
-    /// `sqlite:PATH`.
+    /// `sqlite:PATH`, or a `postgresql://` (also `postgres://`) URL for a database shared by several nodes.
     public var database: String
+    /// Connections kept to a PostgreSQL database (`database_pool_size`).
+    public var databasePoolSize: Int
+    /// Versions kept per user, the current one included (`history_versions`).
+    public var historyVersions: Int
     /// Trusted OIDC issuers.
     public var issuers: [Issuer]
     /// JSON file `[{"kid", "secret"}]` of session-token keys; the first signs, all verify.
@@ -112,13 +116,21 @@ public struct ServerConfiguration: Sendable, Decodable {
         case sessionIssuer = "session_issuer"
         case shutdownGraceSeconds = "shutdown_grace_seconds"
         case trustedProxies = "trusted_proxies"
+        case databasePoolSize = "database_pool_size"
+        case historyVersions = "history_versions"
     }
+
+    /// URL schemes that select the PostgreSQL store.
+    public static let postgresSchemes = ["postgresql://", "postgres://"]
 
     /// Creates a configuration in code (tests, dev mode).
     public init(listen: String, database: String, issuers: [Issuer], sessionKeysFile: String, storageKeyPepperFile: String,
-                limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = 4) {
+                limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = 4,
+                databasePoolSize: Int = 8, historyVersions: Int = 10) {
         self.listen = listen
         self.database = database
+        self.databasePoolSize = databasePoolSize
+        self.historyVersions = historyVersions
         self.issuers = issuers
         self.sessionKeysFile = sessionKeysFile
         self.storageKeyPepperFile = storageKeyPepperFile
@@ -131,6 +143,8 @@ public struct ServerConfiguration: Sendable, Decodable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         listen = try container.decode(String.self, forKey: .listen)
         database = try container.decode(String.self, forKey: .database)
+        databasePoolSize = try container.decodeIfPresent(Int.self, forKey: .databasePoolSize) ?? 8
+        historyVersions = try container.decodeIfPresent(Int.self, forKey: .historyVersions) ?? 10
         issuers = try container.decode([Issuer].self, forKey: .issuers)
         sessionKeysFile = try container.decode(String.self, forKey: .sessionKeysFile)
         storageKeyPepperFile = try container.decode(String.self, forKey: .storageKeyPepperFile)
@@ -183,9 +197,13 @@ public struct ServerConfiguration: Sendable, Decodable {
     /// - Throws: `ServerStartupError` naming the key.
     public func check() throws(ServerStartupError) {
         _ = try listenAddress()
-        guard database.hasPrefix("sqlite:"), database.count > "sqlite:".count else {
-            throw ServerStartupError("config key database: expected sqlite:PATH")
+        let isSQLite = database.hasPrefix("sqlite:") && database.count > "sqlite:".count
+        let isPostgres = Self.postgresSchemes.contains { database.hasPrefix($0) }
+        guard isSQLite || isPostgres else {
+            throw ServerStartupError("config key database: expected sqlite:PATH or postgresql://...")
         }
+        guard (1...1024).contains(databasePoolSize) else { throw ServerStartupError("config key database_pool_size: 1 to 1024") }
+        guard (1...1000).contains(historyVersions) else { throw ServerStartupError("config key history_versions: 1 to 1000") }
         guard !issuers.isEmpty else { throw ServerStartupError("config key issuers: at least one issuer is required") }
         for (index, issuer) in issuers.enumerated() {
             guard (issuer.jwksFile == nil) != (issuer.jwksURI == nil) else {

@@ -59,6 +59,25 @@ public final class CachingVaultStore: VaultStore {
         return outcome
     }
 
+    public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
+        try base.load(key, syncID: syncID)
+    }
+
+    public func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] {
+        try base.versions(key)
+    }
+
+    public func delete(_ key: StorageKey) throws(StoreError) {
+        // Forget first and after: a load racing the delete must not re-cache the erased blob.
+        forget(key)
+        defer { forget(key) }
+        try base.delete(key)
+    }
+
+    public func checkReachable() throws(StoreError) {
+        try base.checkReachable()
+    }
+
     private func forget(_ key: StorageKey) {
         state.withLock { state in
             if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.vault.body.count }
@@ -66,7 +85,8 @@ public final class CachingVaultStore: VaultStore {
     }
 
     private func remember(_ vault: StoredVault, for key: StorageKey) {
-        guard vault.body.count <= budgetBytes / 4 else { return }
+        // Too large to keep: drop any older copy, which is now stale.
+        guard vault.body.count <= budgetBytes / 4 else { return forget(key) }
         state.withLock { state in
             state.clock += 1
             if let old = state.entries.updateValue(Entry(vault: vault, lastUse: state.clock), forKey: key) {

@@ -117,6 +117,9 @@ final class SQLiteStatement: @unchecked Sendable {
     /// The integer in column `index` of the current row.
     func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
+    /// Whether column `index` of the current row is NULL.
+    func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+
     /// The text in column `index`, or nil for NULL.
     func text(_ index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, index) else { return nil }

@@ -22,42 +22,102 @@ public final class SQLiteVaultStore: VaultStore {
             at_ms INTEGER NOT NULL
         );
         CREATE INDEX save_events_by_key ON save_events (storage_key, at_ms);
+        """,
+        // Version history. vault_users outlives delete so sync IDs keep increasing after an erasure;
+        // versions live in a rowid table because large blobs make poor WITHOUT ROWID rows.
         """
+        CREATE TABLE vault_users (
+            storage_key BLOB PRIMARY KEY,
+            last_sync_ms INTEGER
+        ) WITHOUT ROWID;
+        CREATE TABLE vault_versions (
+            storage_key BLOB NOT NULL,
+            sync_ms INTEGER NOT NULL,
+            updated_utc TEXT NOT NULL,
+            hint TEXT,
+            body BLOB NOT NULL
+        );
+        CREATE UNIQUE INDEX vault_versions_by_key ON vault_versions (storage_key, sync_ms);
+        INSERT INTO vault_users (storage_key, last_sync_ms) SELECT storage_key, sync_ms FROM vault_blobs;
+        INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body)
+            SELECT storage_key, sync_ms, updated_utc, hint, body FROM vault_blobs;
+        DROP TABLE vault_blobs;
+        """,
     ]
 
     private let path: String
+    private let historyVersions: Int
     private let writeLock = Mutex(())
-    private let writer: WriterConnection
+    private let writer: SQLiteWriter
     private let readers = Mutex<[SQLiteConnection]>([])
 
-    /// Opens or creates the database at `path` and brings its schema up to date.
+    /// Opens or creates the database at `path`, brings its schema up to date, and keeps the newest
+    /// `historyVersions` (at least 1) versions per user.
     ///
     /// - Throws: `StoreError` when the file cannot be opened or migrated.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, historyVersions: Int) throws(StoreError) {
+        precondition(historyVersions >= 1, "history_versions is checked by the configuration")
         self.path = path
+        self.historyVersions = historyVersions
         let connection = try Self.open(path)
         try Self.migrate(connection)
-        writer = try WriterConnection(connection)
+        writer = try SQLiteWriter(connection)
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        let connection = try takeReader()
-        defer { readers.withLock { $0.append(connection) } }
-        let statement = try connection.prepare(
-            "SELECT sync_ms, updated_utc, hint, body FROM vault_blobs WHERE storage_key = ?")
-        return try statement.query([.blob(key.bytes)]) { row in
-            StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
-                        hint: row.text(2), body: row.blob(3))
-        }.first
+        try read("""
+            SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = ?
+            ORDER BY sync_ms DESC LIMIT 1
+            """, [.blob(key.bytes)], row: Self.storedVault).first
+    }
+
+    public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
+        try read("SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = ? AND sync_ms = ?",
+                 [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)], row: Self.storedVault).first
+    }
+
+    public func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] {
+        try read("""
+            SELECT sync_ms, length(body), updated_utc, hint FROM vault_versions WHERE storage_key = ?
+            ORDER BY sync_ms DESC
+            """, [.blob(key.bytes)]) { row in
+            StoredVersion(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), bytes: Int(row.integer(1)),
+                          updatedUtc: row.text(2) ?? "", hint: row.text(3))
+        }
     }
 
     public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
-        try writeLock.withLock { _ throws(StoreError) -> SaveOutcome in try writer.save(request) }
+        try writeLock.withLock { _ throws(StoreError) -> SaveOutcome in
+            try writer.connection.writeTransaction { () throws(StoreError) -> SaveOutcome in
+                try writer.save(request, historyVersions: historyVersions)
+            }
+        }
     }
 
-    private func takeReader() throws(StoreError) -> SQLiteConnection {
-        if let pooled = readers.withLock({ $0.popLast() }) { return pooled }
-        return try Self.open(path)
+    public func delete(_ key: StorageKey) throws(StoreError) {
+        try writeLock.withLock { _ throws(StoreError) in
+            try writer.connection.writeTransaction { () throws(StoreError) in
+                try writer.deleteVersions.run([.blob(key.bytes)])
+            }
+        }
+    }
+
+    public func checkReachable() throws(StoreError) {
+        // Reading the schema touches the file, so a vanished or unreadable database fails here.
+        _ = try read("SELECT count(*) FROM sqlite_master", []) { $0.integer(0) }
+    }
+
+    private static func storedVault(_ row: SQLiteStatement) -> StoredVault {
+        StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
+                    hint: row.text(2), body: row.blob(3))
+    }
+
+    /// Runs one query on a pooled reader connection.
+    private func read<T>(_ sql: String, _ parameters: [SQLiteStatement.Value], row: (SQLiteStatement) -> T) throws(StoreError) -> [T] {
+        let connection: SQLiteConnection
+        if let pooled = readers.withLock({ $0.popLast() }) { connection = pooled } else { connection = try Self.open(path) }
+        defer { readers.withLock { $0.append(connection) } }
+        return try connection.prepare(sql).query(parameters, row: row)
     }
 
     private static func open(_ path: String) throws(StoreError) -> SQLiteConnection {
@@ -77,53 +137,6 @@ public final class SQLiteVaultStore: VaultStore {
                 try connection.execute(migration)
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
-        }
-    }
-}
-
-/// The write connection with its prepared statements.
-private final class WriterConnection: @unchecked Sendable {
-    // @unchecked: used only while holding the store's writer lock.
-    let connection: SQLiteConnection
-    let recentSaves: SQLiteStatement
-    let current: SQLiteStatement
-    let upsert: SQLiteStatement
-    let recordSave: SQLiteStatement
-    let pruneSaves: SQLiteStatement
-
-    init(_ connection: SQLiteConnection) throws(StoreError) {
-        self.connection = connection
-        recentSaves = try connection.prepare("SELECT at_ms FROM save_events WHERE storage_key = ? AND at_ms > ?")
-        current = try connection.prepare("SELECT sync_ms, updated_utc, hint FROM vault_blobs WHERE storage_key = ?")
-        upsert = try connection.prepare("""
-            INSERT INTO vault_blobs (storage_key, sync_ms, updated_utc, hint, body) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (storage_key) DO UPDATE SET
-                sync_ms = excluded.sync_ms, updated_utc = excluded.updated_utc, hint = excluded.hint, body = excluded.body
-            """)
-        recordSave = try connection.prepare("INSERT INTO save_events (storage_key, at_ms) VALUES (?, ?)")
-        pruneSaves = try connection.prepare("DELETE FROM save_events WHERE storage_key = ? AND at_ms <= ?")
-    }
-
-    func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
-        try connection.writeTransaction { () throws(StoreError) -> SaveOutcome in
-            let key = SQLiteStatement.Value.blob(request.key.bytes)
-            let horizon = request.rateLimit.horizon(now: request.now)
-            let accepted = try recentSaves.query([key, .integer(horizon)]) { $0.integer(0) }
-            let decision = request.rateLimit.decide(acceptedSaves: accepted, now: request.now)
-            if case .limited = decision { return .rateLimited(decision) }
-
-            let stored = try current.query([key]) { row in
-                StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)),
-                            updatedUtc: row.text(1) ?? "", hint: row.text(2), body: Data())
-            }.first
-            guard request.precondition.admits(current: stored?.syncID) else { return .conflict(current: stored) }
-
-            let syncID = SyncID.next(after: stored?.syncID, now: request.now)
-            try upsert.run([key, .integer(syncID.millisecondsSinceEpoch), .text(request.header.updatedUtc),
-                            request.header.hint.map { .text($0) } ?? .null, .blob(request.body)])
-            try recordSave.run([key, .integer(request.now.millisecondsSinceEpoch)])
-            try pruneSaves.run([key, .integer(horizon)])
-            return .saved(syncID: syncID, decision: decision)
         }
     }
 }

@@ -1,20 +1,45 @@
 import Foundation
 import VaultCore
 
-/// Where blobs live: one opaque blob per storage key, its version, and the save history the
-/// rate limit reads. SQLite and PostgreSQL implement it.
+/// Where blobs live: per storage key the newest few versions of one opaque blob, and the save
+/// history the rate limit reads. SQLite and PostgreSQL implement it.
 ///
 /// Every method is atomic: a save either stores the exact bytes and its history, or changes nothing.
+/// Each store keeps the last `history_versions` versions of a user; older ones are erased by the save
+/// that pushes them out.
 public protocol VaultStore: Sendable {
     /// The current blob for a user, or nil when nothing is stored.
     ///
     /// - Throws: `StoreError` when the database cannot answer.
     func load(_ key: StorageKey) throws(StoreError) -> StoredVault?
 
+    /// The exact bytes of one kept version of a user's blob, or nil when that version is not kept.
+    ///
+    /// - Throws: `StoreError` when the database cannot answer.
+    func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault?
+
+    /// The kept versions of a user's blob, newest first, without their bytes.
+    ///
+    /// - Throws: `StoreError` when the database cannot answer.
+    func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion]
+
     /// Stores a blob if the rate limit and the precondition allow it, durably before returning.
     ///
     /// - Throws: `StoreError` when the database cannot answer; nothing is then stored.
     func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome
+
+    /// Erases a user's blob and every kept version (right to erasure); erasing nothing is no error.
+    ///
+    /// The save history stays, so erasing cannot reset the rate limit, and so does the last sync ID
+    /// issued, so the user's sync IDs keep increasing after a new save.
+    ///
+    /// - Throws: `StoreError` when the database cannot answer; nothing is then erased.
+    func delete(_ key: StorageKey) throws(StoreError)
+
+    /// Answers only when the database can serve requests now (`/readyz`).
+    ///
+    /// - Throws: `StoreError` when it cannot.
+    func checkReachable() throws(StoreError)
 }
 
 /// The HMAC of a user's (issuer, azp, subject): the only user identity the store sees.
@@ -56,6 +81,26 @@ public struct StoredVault: Sendable, Hashable {
         self.updatedUtc = updatedUtc
         self.hint = hint
         self.body = body
+    }
+}
+
+/// One kept version of a user's blob, as listed without its bytes.
+public struct StoredVersion: Sendable, Hashable {
+    /// The version stamp.
+    public let syncID: UTCTimestamp
+    /// The length of the stored blob in bytes.
+    public let bytes: Int
+    /// The blob's `updatedUtc`, as sent.
+    public let updatedUtc: String
+    /// The blob's `hint`, if any.
+    public let hint: String?
+
+    /// Creates a version listing entry.
+    public init(syncID: UTCTimestamp, bytes: Int, updatedUtc: String, hint: String?) {
+        self.syncID = syncID
+        self.bytes = bytes
+        self.updatedUtc = updatedUtc
+        self.hint = hint
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VaultCore
 import VaultCrypto
 #if canImport(FoundationNetworking)
@@ -11,12 +12,31 @@ final class LiveServer: @unchecked Sendable {
     let directory: URL
     let baseURL: URL
     let stderrPipe = Pipe()
+    /// The server's stderr, read as it arrives: a full pipe would block the server mid-request.
+    private let stderrLog = Mutex(Data())
 
     struct Options {
         var maxBlobBytes = 1_048_576
         var savesPerHour = 60
         /// Top-level config keys added or replaced (and `limits` members merged).
         var extraConfig: [String: Any] = [:]
+        /// The `database` config value; nil is a fresh SQLite file in the server's directory.
+        var database: String?
+        /// The `history_versions` config value; nil leaves the server's default.
+        var historyVersions: Int?
+        /// Session keys and pepper; give several servers the same ones to make them nodes of one service.
+        var secrets = Secrets.random()
+    }
+
+    /// What nodes of one service share besides the database: who can open a session and how keys are derived.
+    struct Secrets: Sendable {
+        let sessionKeys: Data
+        let pepper: Data
+
+        static func random() -> Secrets {
+            Secrets(sessionKeys: Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8),
+                    pepper: SecureRandom.bytes(count: 32))
+        }
     }
 
     init(_ options: Options = Options()) throws {
@@ -24,12 +44,11 @@ final class LiveServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try TestIssuer.shared.jwks.write(to: directory.appendingPathComponent("idp-jwks.json"))
         try TestIssuer.other.jwks.write(to: directory.appendingPathComponent("other-jwks.json"))
-        try Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8)
-            .write(to: directory.appendingPathComponent("session-keys.json"))
-        try SecureRandom.bytes(count: 32).write(to: directory.appendingPathComponent("pepper"))
+        try options.secrets.sessionKeys.write(to: directory.appendingPathComponent("session-keys.json"))
+        try options.secrets.pepper.write(to: directory.appendingPathComponent("pepper"))
         var config: [String: Any] = [
             "listen": "127.0.0.1:0",
-            "database": "sqlite:vault.sqlite",
+            "database": options.database ?? "sqlite:vault.sqlite",
             "issuers": [
                 ["issuer": TestIssuer.shared.issuer, "jwks_file": "idp-jwks.json", "audiences": [TestIssuer.shared.audience],
                  "allowed_azp": ["oem-a", "oem-b"]],
@@ -40,6 +59,7 @@ final class LiveServer: @unchecked Sendable {
             "storage_key_pepper_file": "pepper",
             "limits": ["max_blob_bytes": options.maxBlobBytes, "saves_per_hour": options.savesPerHour],
         ]
+        if let historyVersions = options.historyVersions { config["history_versions"] = historyVersions }
         for (key, value) in options.extraConfig {
             if key == "limits", let extra = value as? [String: Any], var limits = config["limits"] as? [String: Any] {
                 limits.merge(extra) { _, new in new }
@@ -63,12 +83,19 @@ final class LiveServer: @unchecked Sendable {
             throw ServerFailedToStart(output: line)
         }
         baseURL = URL(string: String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines))!
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            // At end of file the handler would fire again and again with nothing to read.
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+            self?.stderrLog.withLock { $0.append(chunk) }
+        }
     }
 
     /// The bound port.
     var port: UInt16 { UInt16(baseURL.port ?? 0) }
 
     deinit {
+        stderrPipe.fileHandleForReading.readabilityHandler = nil
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -153,7 +180,7 @@ final class LiveServer: @unchecked Sendable {
 
     /// Everything the server wrote to stderr so far (its log).
     func log() -> String {
-        String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self)
+        stderrLog.withLock { String(decoding: $0, as: UTF8.self) }
     }
 }
 

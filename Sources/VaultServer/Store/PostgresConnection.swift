@@ -1,0 +1,119 @@
+import CLibPQ
+import Foundation
+
+/// One libpq connection; every result goes through `check`.
+final class PostgresConnection: @unchecked Sendable {
+    // @unchecked: libpq connections are not thread-safe, so one thread at a time uses one; the pool hands it over under a lock.
+    private let handle: OpaquePointer
+    /// Names of the statements already prepared on this connection.
+    private var prepared: Set<String> = []
+
+    /// Connects to the database named by a `postgresql://` URL.
+    ///
+    /// - Throws: `StoreError(.unavailable)` when the server cannot be reached or refuses the connection.
+    init(url: String) throws(StoreError) {
+        // Keywords before `dbname` are defaults the URL may override; a down server must fail fast, not hang.
+        let keywords: [UnsafeMutablePointer<CChar>?] = [strdup("connect_timeout"), strdup("dbname"), nil]
+        let values: [UnsafeMutablePointer<CChar>?] = [strdup("5"), strdup(url), nil]
+        defer { (keywords + values).forEach { free($0) } }
+        let connection = PQconnectdbParams(keywords.map { UnsafePointer($0) }, values.map { UnsafePointer($0) }, 1)
+        guard let connection else { throw StoreError(.unavailable, "PostgreSQL: out of memory while connecting") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw StoreError(.unavailable, "PostgreSQL: cannot connect: \(message)")
+        }
+        handle = connection
+        // NOTICEs (such as "already exists, skipping") would otherwise go to stderr unformatted.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether the connection can go back to the pool: still open and outside any transaction.
+    var isReusable: Bool {
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Runs SQL without parameters or rows to read (transaction control, migrations); may hold several statements.
+    func execute(_ sql: String) throws(StoreError) {
+        _ = try check(PQexec(handle, sql))
+    }
+
+    /// Runs a statement with binary parameters and binary results, preparing it on first use.
+    func query(_ statement: PostgresStatement, _ parameters: [PostgresValue]) throws(StoreError) -> PostgresResult {
+        if !prepared.contains(statement.name) {
+            var types = parameters.map(\.typeOID)
+            _ = try check(PQprepare(handle, statement.name, statement.sql, Int32(types.count), &types))
+            prepared.insert(statement.name)
+        }
+        // libpq copies the parameters into its send buffer before returning, so these only live for the call.
+        let buffers = parameters.map { $0.binary }
+        let pointers = buffers.map { value -> UnsafeMutableRawBufferPointer? in
+            guard let value else { return nil }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, value.count), alignment: 1)
+            _ = value.copyBytes(to: buffer.bindMemory(to: UInt8.self))
+            return buffer
+        }
+        defer { pointers.forEach { $0?.deallocate() } }
+        let values = pointers.map { $0.map { UnsafePointer($0.baseAddress!.assumingMemoryBound(to: CChar.self)) } }
+        let lengths = buffers.map { Int32($0?.count ?? 0) }
+        let formats = [Int32](repeating: 1, count: parameters.count)
+        return try check(PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1))
+    }
+
+    /// Runs `body` in a READ COMMITTED transaction, committing on return and rolling back on a throw.
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        // READ COMMITTED gives each statement a fresh snapshot, so reads after a row lock see what the lock holder committed.
+        try execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if PQstatus(handle) == CONNECTION_OK { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Takes ownership of a libpq result and turns a failed one into a `StoreError`.
+    ///
+    /// Connection loss, shutdown, overload and serialization failures are `.unavailable` (retry later);
+    /// anything else means this server and the database disagree, so `.corrupt`.
+    func check(_ result: OpaquePointer?) throws(StoreError) -> PostgresResult {
+        guard let result else {
+            throw StoreError(.unavailable, "PostgreSQL: \(Self.trimmed(PQerrorMessage(handle)))")
+        }
+        let owned = PostgresResult(result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return owned
+        default:
+            let state = PQresultErrorField(result, Self.sqlStateField).map { String(cString: $0) }
+            // The primary message only: DETAIL lines can quote row values.
+            let message = PQresultErrorField(result, Self.primaryMessageField).map { String(cString: $0) }
+                ?? Self.trimmed(PQerrorMessage(handle))
+            let code: StoreError.Code =
+                PQstatus(handle) != CONNECTION_OK || state.map(Self.isTransient) ?? true ? .unavailable : .corrupt
+            throw StoreError(code, "PostgreSQL \(state ?? "-----"): \(message)")
+        }
+    }
+
+    /// SQLSTATEs that mean "try again later": connection exceptions, shutdown or startup, cancelled or
+    /// timed-out statements, resource exhaustion, system errors, serialization failures and deadlocks
+    /// (which distributed engines raise under contention), and a read-only server during failover.
+    private static func isTransient(_ state: String) -> Bool {
+        ["08", "53", "58"].contains(String(state.prefix(2)))
+            || ["57P01", "57P02", "57P03", "57014", "40001", "40P01", "40003", "25006"].contains(state)
+    }
+
+    // PG_DIAG_SQLSTATE and PG_DIAG_MESSAGE_PRIMARY are character-literal macros, which Swift does not import.
+    private static let sqlStateField = Int32(UInt8(ascii: "C"))
+    private static let primaryMessageField = Int32(UInt8(ascii: "M"))
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "no message"
+    }
+}

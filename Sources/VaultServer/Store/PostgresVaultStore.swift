@@ -1,0 +1,139 @@
+import Foundation
+import VaultCore
+
+/// The shared store: PostgreSQL (or a compatible distributed engine) over libpq, for several server nodes.
+///
+/// Every request borrows a pooled connection; a save is one transaction that locks the user's row,
+/// so the rate limit and compare-and-swap hold across nodes. The SQL stays within what CockroachDB
+/// and YugabyteDB also accept (docs/SCALING.md).
+public final class PostgresVaultStore: VaultStore {
+    /// Schema migrations in order; each runs in a transaction that also records it in `schema_migrations`.
+    static let migrations: [String] = [
+        // vault_users outlives delete so sync IDs keep increasing after an erasure, and is the row a save locks.
+        """
+        CREATE TABLE vault_users (
+            storage_key BYTEA PRIMARY KEY,
+            last_sync_ms BIGINT
+        );
+        CREATE TABLE vault_versions (
+            storage_key BYTEA NOT NULL,
+            sync_ms BIGINT NOT NULL,
+            updated_utc TEXT NOT NULL,
+            hint TEXT,
+            body BYTEA NOT NULL,
+            PRIMARY KEY (storage_key, sync_ms)
+        );
+        CREATE TABLE save_events (
+            storage_key BYTEA NOT NULL,
+            at_ms BIGINT NOT NULL
+        );
+        CREATE INDEX save_events_by_key ON save_events (storage_key, at_ms);
+        """
+    ]
+
+    private let pool: PostgresConnectionPool
+    private let historyVersions: Int
+
+    /// Connects to the database at a `postgresql://` URL, brings its schema up to date, keeps up to
+    /// `poolSize` connections, and keeps the newest `historyVersions` (at least 1) versions per user.
+    ///
+    /// - Throws: `StoreError` when the database cannot be reached or its schema is newer than this server.
+    public init(url: String, poolSize: Int, historyVersions: Int) throws(StoreError) {
+        precondition(historyVersions >= 1 && poolSize >= 1, "checked by the configuration")
+        pool = PostgresConnectionPool(url: url, size: poolSize)
+        self.historyVersions = historyVersions
+        try pool.withConnection { connection throws(StoreError) in try Self.migrate(connection) }
+    }
+
+    public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
+        try pool.withConnection { connection throws(StoreError) in
+            try Self.storedVault(connection.query(.loadCurrent, [.bytes(key.bytes)]))
+        }
+    }
+
+    public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
+        try pool.withConnection { connection throws(StoreError) in
+            try Self.storedVault(connection.query(.loadVersion, [.bytes(key.bytes), .integer(syncID.millisecondsSinceEpoch)]))
+        }
+    }
+
+    public func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] {
+        try pool.withConnection { connection throws(StoreError) in
+            let result = try connection.query(.versions, [.bytes(key.bytes)])
+            var versions: [StoredVersion] = []
+            for row in 0..<result.rowCount {
+                versions.append(StoredVersion(syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(row, 0)),
+                                              bytes: Int(try result.integer(row, 1)), updatedUtc: result.text(row, 2) ?? "",
+                                              hint: result.text(row, 3)))
+            }
+            return versions
+        }
+    }
+
+    public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) -> SaveOutcome in
+                try PostgresSaveSteps(connection: connection).save(request, historyVersions: historyVersions)
+            }
+        }
+    }
+
+    public func delete(_ key: StorageKey) throws(StoreError) {
+        try pool.withConnection { connection throws(StoreError) in
+            _ = try connection.query(.deleteVersions, [.bytes(key.bytes)])
+        }
+    }
+
+    public func checkReachable() throws(StoreError) {
+        try pool.withConnection { connection throws(StoreError) in
+            _ = try connection.query(.reachable, [])
+        }
+    }
+
+    private static func storedVault(_ result: PostgresResult) throws(StoreError) -> StoredVault? {
+        guard result.rowCount > 0 else { return nil }
+        return StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(0, 0)),
+                           updatedUtc: result.text(0, 1) ?? "", hint: result.text(0, 2), body: result.bytes(0, 3))
+    }
+
+    /// Runs the migrations this database lacks; nodes starting together each run a migration at most once between them.
+    private static func migrate(_ connection: PostgresConnection) throws(StoreError) {
+        // A node starting at the same moment may win this race; the query below fails if the table is really missing.
+        try? connection.execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version BIGINT PRIMARY KEY,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )
+            """)
+        let applied = try connection.query(.schemaVersion, []).integer(0, 0)
+        guard applied <= Int64(migrations.count) else {
+            throw StoreError(.corrupt, "database schema version \(applied) is newer than this server knows")
+        }
+        for (index, migration) in migrations.enumerated().dropFirst(Int(applied)) {
+            try connection.transaction { () throws(StoreError) in
+                // Claiming the version first makes a second node wait here, then find it taken and skip.
+                guard try connection.query(.claimMigration, [.integer(Int64(index + 1))]).rowCount == 1 else { return }
+                try connection.execute(migration)
+            }
+        }
+    }
+}
+
+extension PostgresStatement {
+    static let loadCurrent = Self(name: "load_current", sql: """
+        SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
+        """)
+    static let loadVersion = Self(name: "load_version", sql: """
+        SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 AND sync_ms = $2
+        """)
+    static let versions = Self(name: "versions", sql: """
+        SELECT sync_ms, octet_length(body)::BIGINT, updated_utc, hint FROM vault_versions WHERE storage_key = $1
+        ORDER BY sync_ms DESC
+        """)
+    static let deleteVersions = Self(name: "delete_versions", sql: "DELETE FROM vault_versions WHERE storage_key = $1")
+    static let reachable = Self(name: "reachable", sql: "SELECT 1")
+    static let schemaVersion = Self(name: "schema_version", sql: "SELECT coalesce(max(version), 0) FROM schema_migrations")
+    static let claimMigration = Self(name: "claim_migration", sql: """
+        INSERT INTO schema_migrations (version) VALUES ($1) ON CONFLICT (version) DO NOTHING RETURNING version
+        """)
+}

@@ -1,0 +1,68 @@
+import Foundation
+import VaultCore
+
+/// The SQLite write connection with its prepared statements: the save steps and the erasure.
+final class SQLiteWriter: SaveSteps, @unchecked Sendable {
+    // @unchecked: used only while holding the store's writer lock.
+    let connection: SQLiteConnection
+    private let lastSyncID: SQLiteStatement
+    private let recentSaves: SQLiteStatement
+    private let current: SQLiteStatement
+    private let insertVersion: SQLiteStatement
+    private let setLastSyncID: SQLiteStatement
+    private let trimVersions: SQLiteStatement
+    private let recordSave: SQLiteStatement
+    private let pruneSaves: SQLiteStatement
+    /// Erases every version of one user.
+    let deleteVersions: SQLiteStatement
+
+    init(_ connection: SQLiteConnection) throws(StoreError) {
+        self.connection = connection
+        lastSyncID = try connection.prepare("SELECT last_sync_ms FROM vault_users WHERE storage_key = ?")
+        recentSaves = try connection.prepare(
+            "SELECT at_ms FROM save_events WHERE storage_key = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?")
+        current = try connection.prepare(
+            "SELECT sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1")
+        insertVersion = try connection.prepare(
+            "INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body) VALUES (?, ?, ?, ?, ?)")
+        setLastSyncID = try connection.prepare("""
+            INSERT INTO vault_users (storage_key, last_sync_ms) VALUES (?, ?)
+            ON CONFLICT (storage_key) DO UPDATE SET last_sync_ms = excluded.last_sync_ms
+            """)
+        trimVersions = try connection.prepare("""
+            DELETE FROM vault_versions WHERE storage_key = ?1 AND sync_ms <= (
+                SELECT sync_ms FROM vault_versions WHERE storage_key = ?1 ORDER BY sync_ms DESC LIMIT 1 OFFSET ?2)
+            """)
+        recordSave = try connection.prepare("INSERT INTO save_events (storage_key, at_ms) VALUES (?, ?)")
+        pruneSaves = try connection.prepare("DELETE FROM save_events WHERE storage_key = ? AND at_ms <= ?")
+        deleteVersions = try connection.prepare("DELETE FROM vault_versions WHERE storage_key = ?")
+    }
+
+    // The whole database is write-locked by BEGIN IMMEDIATE, so "locking" the user is just reading its row.
+    func lockUser(_ key: StorageKey) throws(StoreError) -> UTCTimestamp? {
+        try lastSyncID.query([.blob(key.bytes)]) { row in
+            row.isNull(0) ? nil : UTCTimestamp(millisecondsSinceEpoch: row.integer(0))
+        }.first ?? nil
+    }
+
+    func recentSaves(_ key: StorageKey, after horizon: Int64, limit: Int) throws(StoreError) -> [Int64] {
+        try recentSaves.query([.blob(key.bytes), .integer(horizon), .integer(Int64(limit))]) { $0.integer(0) }
+    }
+
+    func currentVersion(_ key: StorageKey) throws(StoreError) -> StoredVault? {
+        try current.query([.blob(key.bytes)]) { row in
+            StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
+                        hint: row.text(2), body: Data())
+        }.first
+    }
+
+    func write(_ request: SaveRequest, syncID: UTCTimestamp, keeping: Int, forgettingThrough horizon: Int64) throws(StoreError) {
+        let key = SQLiteStatement.Value.blob(request.key.bytes), sync = SQLiteStatement.Value.integer(syncID.millisecondsSinceEpoch)
+        try insertVersion.run([key, sync, .text(request.header.updatedUtc), request.header.hint.map { .text($0) } ?? .null,
+                               .blob(request.body)])
+        try setLastSyncID.run([key, sync])
+        try trimVersions.run([key, .integer(Int64(keeping))])
+        try recordSave.run([key, .integer(request.now.millisecondsSinceEpoch)])
+        try pruneSaves.run([key, .integer(horizon)])
+    }
+}
