@@ -19,11 +19,12 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         // Plain C helpers for what does not import cleanly (variadic calls, macros).
         .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto"]),
 
         .target(name: "VaultCore"),
-        .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson"]),
+        .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson", "CYajl"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),

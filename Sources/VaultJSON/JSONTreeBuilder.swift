@@ -1,0 +1,215 @@
+import CJansson
+import CYajl
+import VaultCore
+
+/// Assembles one document's `JSONValue` from yajl's parse events and adds the rules yajl lacks.
+///
+/// yajl checks the grammar. This refuses repeated member names and nesting past the limit, and
+/// restores the Unicode strictness jansson had: yajl's lexer lets overlong and surrogate UTF-8
+/// forms through, and its escape decoder turns an unpaired `\uD800` into `?` or into an unrelated
+/// code point instead of failing. One builder serves one parse, so parses share no state.
+///
+/// A struct reached through yajl's context pointer rather than a class: a class's stored
+/// properties pay a dynamic exclusivity check on every access, and callbacks come per token.
+struct JSONTreeBuilder {
+    /// An array or object whose end has not been read yet.
+    private struct OpenContainer {
+        let isObject: Bool
+        var elements: [JSONValue] = []
+        var members: [(key: String, value: JSONValue)] = []
+        /// The names of `members`, filled only once an object is large enough for hashing to beat comparing.
+        var names: Set<String> = []
+        var pendingName = ""
+
+        /// Whether an earlier member of this object is called `name`; remembers `name` once hashing.
+        mutating func hasMember(named name: String) -> Bool {
+            guard members.count >= JSONTreeBuilder.membersBeforeHashing else {
+                return members.contains { $0.key == name }
+            }
+            if names.isEmpty { names = Set(members.map(\.key)) }
+            return !names.insert(name).inserted
+        }
+    }
+
+    /// Below this many members a repeated name is found by comparing against each; hashing costs more.
+    private static let membersBeforeHashing = 16
+
+    private let input: UnsafeRawBufferPointer
+    private let maxDepth: Int
+    /// The parser feeding this builder; set right after yajl_alloc, which needs the builder first.
+    var handle: yajl_handle?
+    /// Innermost last.
+    private var open: [OpenContainer] = []
+    /// Where the previous string token ended. Only strings hold quotes, so the next string token
+    /// starts at the first quote after this offset.
+    private var endOfLastString = 0
+
+    /// The document, once its last token has been read.
+    private(set) var root: JSONValue?
+    /// Why a callback stopped the parse.
+    private(set) var failure: JSONParseError?
+
+    /// Creates a builder for one parse of `input`, which must outlive it.
+    init(input: UnsafeRawBufferPointer, maxDepth: Int) {
+        self.input = input
+        self.maxDepth = maxDepth
+    }
+
+    /// Bytes of the input read so far: the offset just past the token being reported.
+    private var position: Int { Int(yajl_get_bytes_consumed(handle)) }
+
+    private mutating func fail(_ code: JSONParseError.Code, _ reason: String) -> Bool {
+        failure = JSONParseError(code, reason)
+        return false
+    }
+
+    private mutating func add(_ value: JSONValue) -> Bool {
+        guard !open.isEmpty else {
+            root = value
+            return true
+        }
+        let top = open.count - 1
+        if open[top].isObject {
+            open[top].members.append((open[top].pendingName, value))
+        } else {
+            open[top].elements.append(value)
+        }
+        return true
+    }
+
+    private mutating func openContainer(isObject: Bool) -> Bool {
+        // Refusing here, as the bracket is read, stops yajl before it reads a hostile document's
+        // remaining depth.
+        guard open.count < maxDepth else {
+            return fail(.tooDeep, "nesting deeper than \(maxDepth) at byte \(position)")
+        }
+        open.append(OpenContainer(isObject: isObject))
+        return true
+    }
+
+    private mutating func closeContainer() -> Bool {
+        let closed = open.removeLast()
+        return add(closed.isObject ? .object(closed.members) : .array(closed.elements))
+    }
+
+    private mutating func number(_ literal: String) -> Bool {
+        // yajl has checked the literal against JSON's grammar; Int64(_:) refuses ".", "e" and "E",
+        // so only integers that fit become .integer, the rest a Double as jansson's reals were.
+        if let integer = Int64(literal) { return add(.integer(integer)) }
+        guard let number = Double(literal), number.isFinite else {
+            return fail(.syntax, "number out of range before byte \(position)")
+        }
+        return add(.number(number))
+    }
+
+    private mutating func string(_ decoded: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let text = text(of: decoded) else { return false }
+        return add(.string(text))
+    }
+
+    private mutating func memberName(_ decoded: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let name = text(of: decoded) else { return false }
+        // Names compare as Swift strings, canonically equivalent spellings as equal, as
+        // JSONValue's subscript does, so two spellings cannot hide a second value from a lookup.
+        guard !open[open.count - 1].hasMember(named: name) else {
+            return fail(.duplicateKey, "duplicate member name before byte \(position)")
+        }
+        open[open.count - 1].pendingName = name
+        return true
+    }
+
+    /// The text of the string token just read, or nil with `failure` set when it is not valid Unicode.
+    private mutating func text(of decoded: UnsafeBufferPointer<UInt8>) -> String? {
+        let end = position
+        defer { endOfLastString = end }
+        // A token without escapes reaches us in place; only decoded ones can hide a bad surrogate
+        // escape. yajl writes an unpaired high surrogate as "?", or pairs it with whatever escape
+        // follows into a four-byte sequence; a lone low surrogate comes out as bytes that fail the
+        // UTF-8 check below. Only the first two need jansson's second opinion.
+        if !input.encloses(decoded), decoded.contains(where: { $0 == UInt8(ascii: "?") || $0 >= 0xF0 }),
+           !janssonAcceptsToken(endingAt: end) {
+            _ = fail(.syntax, "unpaired surrogate escape in the string before byte \(end)")
+            return nil
+        }
+        // String(validating:) is generic and unspecialized, so costly per call; ASCII needs no checking.
+        if decoded.isASCII { return String(decoding: decoded, as: UTF8.self) }
+        guard let text = String(validating: decoded, as: UTF8.self) else {
+            _ = fail(.syntax, "invalid UTF-8 in the string before byte \(end)")
+            return nil
+        }
+        return text
+    }
+
+    /// Whether jansson, whose decoder refuses unpaired surrogates, accepts the raw string token that
+    /// ends at `end`; false too when the token cannot be found, so a surprise fails closed.
+    private func janssonAcceptsToken(endingAt end: Int) -> Bool {
+        guard endOfLastString < end, end <= input.count,
+              let start = input[endOfLastString..<end].firstIndex(of: UInt8(ascii: "\""))
+        else { return false }
+        let token = UnsafeRawBufferPointer(rebasing: input[start..<end])
+        var error = json_error_t()
+        let flags = size_t(JSON_DECODE_ANY | JSON_ALLOW_NUL)
+        guard let node = json_loadb(token.baseAddress?.assumingMemoryBound(to: CChar.self), token.count, flags, &error)
+        else { return false }
+        json_decref(node)
+        return true
+    }
+}
+
+extension JSONTreeBuilder {
+    /// yajl's callback table. Each entry reaches its builder through the context pointer, which
+    /// keeps concurrent parses apart; returning 0 makes yajl stop at once.
+    static var callbacks: yajl_callbacks {
+        yajl_callbacks(
+            yajl_null: { JSONTreeBuilder.from($0).pointee.add(.null) ? 1 : 0 },
+            yajl_boolean: { JSONTreeBuilder.from($0).pointee.add(.bool($1 != 0)) ? 1 : 0 },
+            // With yajl_number set yajl reports every number as text, never through these two.
+            yajl_integer: nil,
+            yajl_double: nil,
+            yajl_number: { context, text, count in
+                let literal = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+                return JSONTreeBuilder.from(context).pointee.number(literal) ? 1 : 0
+            },
+            yajl_string: { JSONTreeBuilder.from($0).pointee.string(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
+            yajl_start_map: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: true) ? 1 : 0 },
+            yajl_map_key: { JSONTreeBuilder.from($0).pointee.memberName(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
+            yajl_end_map: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 },
+            yajl_start_array: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: false) ? 1 : 0 },
+            yajl_end_array: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 }
+        )
+    }
+
+    private static func from(_ context: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<JSONTreeBuilder> {
+        context!.assumingMemoryBound(to: JSONTreeBuilder.self)
+    }
+}
+
+private extension UnsafeRawBufferPointer {
+    /// Whether `bytes` lies inside this buffer, i.e. yajl passed a slice of the input, not its decode buffer.
+    func encloses(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = baseAddress, let start = bytes.baseAddress.map(UnsafeRawPointer.init) else {
+            return bytes.isEmpty
+        }
+        return start >= base && start + bytes.count <= base + count
+    }
+}
+
+private extension UnsafeBufferPointer<UInt8> {
+    /// Whether every byte is below 0x80. Reads eight bytes at a time without branching on them,
+    /// since a vault's ciphertext string runs to megabytes.
+    var isASCII: Bool {
+        guard let base = baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var seen: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= count {
+            seen |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < count {
+            seen |= UInt64(base[offset])
+            offset += 1
+        }
+        return seen & 0x8080_8080_8080_8080 == 0
+    }
+}
