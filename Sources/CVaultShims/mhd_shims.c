@@ -26,7 +26,8 @@ struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *o,
     WV_OPTION(MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL);
     WV_OPTION(MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds, NULL);
     WV_OPTION(MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->connection_memory_limit, NULL);
-    WV_OPTION(MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL);
+    // No MHD_OPTION_LISTENING_ADDRESS_REUSE: its SO_REUSEPORT lets the kernel hand a port-0 request a
+    // port another server already listens on, and the two would then share connections.
     WV_OPTION(MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls);
     if (connection_notify != NULL) WV_OPTION(MHD_OPTION_NOTIFY_CONNECTION, connection_notify, handler_cls);
     if (o->tls_certificate_pem != NULL && o->tls_key_pem != NULL) {

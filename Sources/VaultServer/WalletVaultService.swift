@@ -8,6 +8,7 @@ public struct WalletVaultService: HTTPResponder {
     /// The largest body any non-backup route reads (token exchange forms, dev token requests).
     static let smallBodyLimit = 16 * 1024
 
+    private let store: any VaultStore
     private let sessionTokens: SessionTokenEndpoint
     private let backup: BackupEndpoint
     private let devOIDC: DevOIDCProvider?
@@ -21,6 +22,7 @@ public struct WalletVaultService: HTTPResponder {
     public init(store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
                 limits: ServerConfiguration.Limits, clock: any ServerClock, devOIDC: DevOIDCProvider?, logger: RequestLogger,
                 metrics: ServerMetrics, trustedProxies: [String] = []) {
+        self.store = store
         sessionTokens = SessionTokenEndpoint(oidc: oidc, sessions: sessions, clock: clock)
         backup = BackupEndpoint(store: store, sessions: sessions, storageKeys: storageKeys,
                                 rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock)
@@ -69,6 +71,16 @@ public struct WalletVaultService: HTTPResponder {
         case "/healthz":
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
             return .json(200, ["status": "ok"])
+        case "/readyz":
+            guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
+            do {
+                try store.checkReachable()
+            } catch {
+                notes.reason = error.description
+                notes.storeFailed = true
+                throw APIError.unavailable
+            }
+            return .json(200, ["status": "ready"])
         case "/metrics":
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Data(metrics.render().utf8))

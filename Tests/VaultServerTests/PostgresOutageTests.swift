@@ -90,10 +90,14 @@ extension StorageSuite {
                 let saw503s = try await waitUntil(15) { traffic.count(.down, status: 503) >= 12 }
                 #expect(saw503s, "expected 503s while PostgreSQL is down")
                 #expect(server.process.isRunning)
+                let notReady = try await server.send("GET", "/readyz")
+                #expect(notReady.status == 503 && notReady.json["error"] as? String == "unavailable")
+                #expect(try await server.send("GET", "/healthz").status == 200, "alive while not ready")
                 try await TestPostgres.pgCtl(["start", "-w", "-t", "60"])
                 traffic.phase = .back
                 let recovered = try await waitUntil(30) { (0..<users.count).allSatisfy { traffic.count(.back, status: 200, user: $0) >= 2 } }
                 #expect(recovered, "the server did not recover after PostgreSQL came back; its log ends: \(server.log().suffix(3000))")
+                #expect(try await server.send("GET", "/readyz").status == 200)
                 traffic.stop = true
                 try await group.waitForAll()
             }

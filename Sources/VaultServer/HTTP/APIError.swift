@@ -43,7 +43,7 @@ public struct APIError: HTTPResponseConvertible, Hashable, CustomStringConvertib
         APIError(413, "blob_too_large", "the body is larger than \(limit) bytes; split large media out of the vault")
     }
     /// 400 `invalid_action`.
-    public static let invalidAction = APIError(400, "invalid_action", "action must be save or load")
+    public static let invalidAction = APIError(400, "invalid_action", "action must be save, load, versions or delete")
     /// 404 `not_found` for an unknown path.
     public static let unknownPath = APIError(404, "not_found", "no such path")
     /// 405 `method_not_allowed` with the `Allow` header.

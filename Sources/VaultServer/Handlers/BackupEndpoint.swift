@@ -23,7 +23,7 @@ struct BackupEndpoint: Sendable {
     }
 
     /// The actions and the method each needs.
-    static let actions = ["save": "POST", "load": "GET"]
+    static let actions = ["save": "POST", "load": "GET", "versions": "GET", "delete": "POST"]
 
     func handle(_ request: HTTPRequest, notes: RequestNotes) throws(APIError) -> HTTPResponse {
         guard let action = request.query["action"], let method = Self.actions[action] else { throw APIError.invalidAction }
@@ -31,7 +31,12 @@ struct BackupEndpoint: Sendable {
         guard allowed.contains(request.method) else { throw APIError.methodNotAllowed(allow: allowed) }
         let key = try authenticate(request, notes: notes)
         do {
-            return action == "save" ? try save(request, key: key) : try load(request, key: key)
+            switch action {
+            case "save": return try save(request, key: key)
+            case "versions": return try versions(key: key)
+            case "delete": return try delete(key: key)
+            default: return try load(request, key: key)
+            }
         } catch let error as APIError {
             throw error
         } catch let error as StoreError {
@@ -103,6 +108,38 @@ struct BackupEndpoint: Sendable {
         }
     }
 
+    private func versions(key: StorageKey) throws -> HTTPResponse {
+        struct Version: Encodable {
+            let sync_id: String
+            let bytes: Int
+            let updatedUtc: String
+            let hint: String?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(sync_id, forKey: .sync_id)
+                try container.encode(bytes, forKey: .bytes)
+                try container.encode(updatedUtc, forKey: .updatedUtc)
+                // Always present, null when the blob had none, as the OpenAPI document says.
+                try container.encode(hint, forKey: .hint)
+            }
+
+            enum CodingKeys: String, CodingKey { case sync_id, bytes, updatedUtc, hint }
+        }
+        struct Listing: Encodable { let versions: [Version] }
+        let listing = try store.versions(key).map {
+            Version(sync_id: $0.syncID.description, bytes: $0.bytes, updatedUtc: $0.updatedUtc, hint: $0.hint)
+        }
+        return .json(200, Listing(versions: listing), headers: [("Cache-Control", "no-store")])
+    }
+
+    /// Erases the blob and its history (right to erasure); the rate-limit record stays, so erasing
+    /// cannot reset the hourly cap.
+    private func delete(key: StorageKey) throws -> HTTPResponse {
+        try store.delete(key)
+        return .json(200, ["ok": true])
+    }
+
     private func precondition(_ request: HTTPRequest) throws(APIError) -> SavePrecondition {
         if let ifMatch = request.header("if-match") {
             return EntityTag.list(ifMatch).map { .matches($0) } ?? .exists
@@ -117,7 +154,16 @@ struct BackupEndpoint: Sendable {
     }
 
     private func load(_ request: HTTPRequest, key: StorageKey) throws -> HTTPResponse {
-        guard let stored = try store.load(key) else { throw APIError(404, "not_found", "nothing is stored for this user yet") }
+        let stored: StoredVault?
+        if let requested = request.query["sync_id"] {
+            guard let syncID = UTCTimestamp(rfc3339: requested) else {
+                throw APIError(400, "invalid_sync_id", "sync_id must be an RFC 3339 UTC timestamp as returned by save or versions")
+            }
+            stored = try store.load(key, syncID: syncID)
+        } else {
+            stored = try store.load(key)
+        }
+        guard let stored else { throw APIError(404, "not_found", "nothing is stored for this user at that version") }
         let etag = EntityTag.header(for: stored.syncID)
         if let ifNoneMatch = request.header("if-none-match"), EntityTag.list(ifNoneMatch)?.contains(stored.syncID) ?? true {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])

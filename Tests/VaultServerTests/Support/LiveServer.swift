@@ -104,6 +104,7 @@ final class LiveServer: @unchecked Sendable {
     }
 
     struct ServerFailedToStart: Error { let output: String }
+    struct ServerUnreachable: Error { let underlying: String; let serverState: String; let logTail: String }
 
     /// A binary built beside the test bundle, or named by an environment variable.
     static func binary(_ name: String) -> URL {
@@ -149,7 +150,14 @@ final class LiveServer: @unchecked Sendable {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
         if let bodyStream { request.httpBodyStream = bodyStream }
-        let (data, response) = try await Self.session.data(for: request)
+        let (data, response): (Data, URLResponse)
+        do {
+            (data, response) = try await Self.session.data(for: request)
+        } catch {
+            // Say whether the server is still there, and what it last wrote, instead of a bare URLError.
+            let state = process.isRunning ? "running" : "exited with \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
+            throw ServerUnreachable(underlying: "\(error)", serverState: state, logTail: String(log().suffix(2000)))
+        }
         let http = response as! HTTPURLResponse
         var fields: [String: String] = [:]
         for (name, value) in http.allHeaderFields { fields["\(name)"] = "\(value)" }
