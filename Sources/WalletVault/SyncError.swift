@@ -38,5 +38,7 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         self.backupError = backupError
     }
 
-    public var description: String { "\(code.rawValue): \(reason)" }
+    public var description: String {
+        "\(code.rawValue): \(reason)" + (backupError.map { " (\($0))" } ?? "")
+    }
 }

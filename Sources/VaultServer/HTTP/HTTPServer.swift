@@ -40,6 +40,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     /// Requests between their first byte and their completion, for draining.
     private let inFlight = Atomic<Int>(0)
+    /// Set once draining starts: answers then close their connection so clients stop reusing it.
+    private let draining = Atomic<Bool>(false)
 
     /// Creates a server; nothing listens until `start`. `metrics` learns of connections opening and closing.
     public init(options: Options, responder: any HTTPResponder, metrics: ServerMetrics? = nil) {
@@ -87,6 +89,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Returns whether every request in flight finished within the grace period.
     @discardableResult
     public func drain(graceSeconds: Double) -> Bool {
+        draining.store(true, ordering: .releasing)
         if let daemon { wv_mhd_quiesce(daemon) }
         let deadline = Date().addingTimeInterval(graceSeconds)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
@@ -150,7 +153,7 @@ public final class HTTPServer: @unchecked Sendable {
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
             headers: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
-        return Self.queue(responder.respond(to: request), on: connection, closing: false)
+        return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
     }
 
     private func refuse(_ upload: UploadState, on connection: OpaquePointer) -> MHD_Result {

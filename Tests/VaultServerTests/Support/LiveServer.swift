@@ -134,7 +134,9 @@ final class LiveServer: @unchecked Sendable {
         }
     }
 
-    static let session: URLSession = {
+    /// One connection pool per server: a pooled keep-alive connection to a stopped server's port
+    /// must never carry a request meant for a new server that got the same port number.
+    let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 64
         configuration.timeoutIntervalForRequest = 30
@@ -152,7 +154,7 @@ final class LiveServer: @unchecked Sendable {
         if let bodyStream { request.httpBodyStream = bodyStream }
         let (data, response): (Data, URLResponse)
         do {
-            (data, response) = try await Self.session.data(for: request)
+            (data, response) = try await session.data(for: request)
         } catch {
             // Say whether the server is still there, and what it last wrote, instead of a bare URLError.
             let state = process.isRunning ? "running" : "exited with \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
