@@ -16,7 +16,7 @@ enum ConflictPrompt {
             return { _ in choice }
         }
         guard terminal.isInteractive else { return nil }
-        return { context in ask(context, terminal: terminal) }
+        return { context in ProgressIndicator.pausedForPrompt(terminal) { ask(context, terminal: terminal) } }
     }
 
     private static func ask(_ context: ConflictContext, terminal: any Terminal) -> ConflictResolution {

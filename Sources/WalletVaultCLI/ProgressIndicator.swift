@@ -7,6 +7,8 @@ import Synchronization
 /// movement, and it draws nothing when standard error is not a terminal.
 final class ProgressIndicator: Sendable {
     private static let frames = ["|", "/", "-", "\\"]
+    /// How many prompts are open; drawing waits while any is, so a spinner never overwrites a question.
+    private static let prompts = Mutex(0)
     private let label: String
     private let terminal: any Terminal
     private let delaySeconds: Double
@@ -31,15 +33,29 @@ final class ProgressIndicator: Sendable {
         return try await body()
     }
 
+    /// Runs `body` (a prompt) with every spinner stopped and its line cleared.
+    static func pausedForPrompt<T>(_ terminal: any Terminal, _ body: () -> T) -> T {
+        prompts.withLock { open in
+            open += 1
+            if terminal.showsProgress { terminal.writeError("\r\u{1B}[K") }
+        }
+        defer { prompts.withLock { $0 -= 1 } }
+        return body()
+    }
+
     private func tick() {
         let start = Date()
         var frame = 0
         while !stopped.withLock({ $0 }) {
             let elapsed = Date().timeIntervalSince(start)
             if elapsed >= delaySeconds {
-                drew.withLock { $0 = true }
-                terminal.writeError("\r\(Self.frames[frame % Self.frames.count]) \(label)… \(Int(elapsed)) s")
-                frame += 1
+                // Checked and drawn under the lock that `pausedForPrompt` takes, so no frame lands after its clear.
+                Self.prompts.withLock { open in
+                    guard open == 0 else { return }
+                    drew.withLock { $0 = true }
+                    terminal.writeError("\r\(Self.frames[frame % Self.frames.count]) \(label)… \(Int(elapsed)) s")
+                    frame += 1
+                }
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
