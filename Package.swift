@@ -6,6 +6,9 @@ let package = Package(
     name: "WalletVault",
     products: [
         .executable(name: "walletvault-server", targets: ["walletvault-server"]),
+        // The target is not named `walletvault`: its module and build directory would clash with `WalletVault`'s
+        // on a case-insensitive file system (macOS). The product, and so the binary, is `walletvault`.
+        .executable(name: "walletvault", targets: ["walletvault-cli"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "VaultEnvelope", targets: ["VaultEnvelope"]),
@@ -35,6 +38,8 @@ let package = Package(
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto"]),
+        .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
+        .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore"], resources: [.copy("Fixtures")]),
@@ -45,6 +50,7 @@ let package = Package(
             dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON"],
             resources: [.copy("Vectors")]
         ),
+        .testTarget(name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .testTarget(
             name: "VaultServerTests",
             dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultEnvelope", "WalletVault"]

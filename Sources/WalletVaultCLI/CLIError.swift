@@ -1,0 +1,99 @@
+import Foundation
+import VaultEnvelope
+import WalletVault
+
+/// A failure of a command: one line saying what happened and what to do, and the exit code.
+///
+/// Messages never contain tokens, keys, recovery codes or vault bytes.
+public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The exit code the process ends with.
+    public let exitCode: ExitCode
+    /// What happened and what to do, one line.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ exitCode: ExitCode, _ message: String) {
+        self.exitCode = exitCode
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// A usage error that points at the command's help.
+    static func usage(_ message: String, command: String? = nil) -> CLIError {
+        CLIError(.usage, "\(message) (see `walletvault help\(command.map { " " + $0 } ?? "")`)")
+    }
+
+    /// Translates an SDK error into what the user should do next.
+    static func from(_ error: SyncError) -> CLIError {
+        switch error.code {
+        case .noVault:
+            return CLIError(.vaultState, "no vault yet (\(error.reason)): run `walletvault init` on the first device, "
+                + "or `walletvault pair request` on another")
+        case .noAccess:
+            return CLIError(.noAccess, "this device cannot open the vault (\(error.reason)): run `walletvault pair request` here "
+                + "and approve it on a device that has the vault, or `walletvault recover --code`")
+        case .keyInvalidated:
+            return CLIError(.noAccess, "this device's key was invalidated (\(error.reason)): run `walletvault recover --code` "
+                + "or `--passphrase`, or pair again")
+        case .rollbackDetected:
+            return CLIError(.integrity, "the server served an older vault than this device has seen (\(error.reason)); "
+                + "nothing was changed: report it to the server's operator")
+        case .tampered:
+            return CLIError(.integrity, "the vault on the server was altered (\(error.reason)); nothing was changed: "
+                + "report it to the server's operator")
+        case .tooLarge:
+            return CLIError(.usage, "the vault would be too large for the server (\(error.reason)): remove items and try again")
+        case .unresolvedConflict:
+            return CLIError(.conflict, "\(error.reason); your edits are kept here: run `walletvault sync` at a terminal to "
+                + "choose, or `walletvault sync --keep local|cloud|merge`")
+        case .localStorage:
+            return CLIError(.localStorage, "this device's vault files cannot be used (\(error.reason)): check the profile "
+                + "directory's permissions and free space")
+        case .invalidInput:
+            return CLIError(.usage, "\(error.reason)")
+        case .server:
+            guard let backup = error.backupError else { return CLIError(.server, "\(error.reason): try again later") }
+            return from(backup, context: error.reason)
+        }
+    }
+
+    /// Translates a backup-service error.
+    static func from(_ error: BackupError, context: String) -> CLIError {
+        switch error {
+        case .unauthorized:
+            return CLIError(.notAuthorized, "\(context): the server refused the login: run `walletvault login` again")
+        case .rateLimited(let seconds):
+            return CLIError(.rateLimited, "\(context): too many saves this hour; try again in \(seconds) s (changes are kept here)")
+        case .notFound:
+            return CLIError(.vaultState, "\(context): no vault is stored for this account: run `walletvault init`")
+        case .conflict:
+            return CLIError(.server, "\(context): another device saved at the same moment: run the command again")
+        case .blobTooLarge:
+            return CLIError(.usage, "\(context): the vault is larger than the server accepts: remove items and try again")
+        case .invalidJSON, .invalidVaultShape:
+            return CLIError(.server, "\(context): the server refused the vault's shape (\(error)): report it as a bug")
+        case .rejected(let status, let code):
+            return CLIError(.server, "\(context): the server answered \(status) \(code): check the server URL (`walletvault status`)")
+        case .serverUnavailable(let status):
+            return CLIError(.server, "\(context): the server failed (HTTP \(status)): try again later")
+        case .transport(let reason):
+            return CLIError(.server, "\(context): the server cannot be reached (\(reason)): check it is running and the URL "
+                + "in `walletvault status`")
+        }
+    }
+
+    /// Translates an envelope error met outside the engine (recovery codes, passphrases).
+    static func from(_ error: VaultEnvelopeError) -> CLIError {
+        switch error.code {
+        case .invalidRecoveryCode:
+            return CLIError(.usage, "that is not a valid recovery code (\(error.reason)): check the groups named and type it again")
+        case .noMatchingKey, .unwrapFailed:
+            return CLIError(.noAccess, "the secret does not open this vault (\(error.reason)): check it and try again")
+        case .weakParameters:
+            return CLIError(.integrity, "the vault's passphrase entry has unsafe costs (\(error.reason)); nothing was changed")
+        default:
+            return CLIError(.integrity, "the vault cannot be read (\(error.code.rawValue): \(error.reason))")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import WalletVault
+
+/// `walletvault pair request` (new device) and `walletvault pair approve REQUEST` (a device that has the vault).
+enum PairCommand {
+    static let request = CommandSpec(
+        name: "pair request",
+        usage: ["pair request [--wait] [--timeout SECONDS]"],
+        summary: "New device: print a pairing request and its short authentication string.",
+        details: """
+            Creates this device's key if needed and prints the request (`wvpair1.…`, public key and label only) and
+            six digits. Give the request to a device that has the vault and check it shows the same digits.
+            --wait then syncs every 2 s until the approval arrives and the vault is restored (--timeout, default 300).
+            Example: walletvault pair request --wait
+            """,
+        arguments: .init(valueOptions: ["--timeout"], flags: ["--wait"]),
+        run: runRequest)
+
+    static let approve = CommandSpec(
+        name: "pair approve",
+        usage: ["pair approve REQUEST [--sas DIGITS | --yes]"],
+        summary: "Existing device: show the request's short authentication string, confirm, and enroll the new device.",
+        details: """
+            REQUEST is the text `pair request` printed (`-` reads it from standard input). At a terminal you are asked
+            whether the new device shows the same six digits. Elsewhere pass --sas "123 456" as read from the new
+            device (compared here), or --yes to skip the comparison. A mismatch refuses (exit 1): the request may have
+            been swapped on its way.
+            Example: walletvault pair approve wvpair1.BF3x…
+            """,
+        arguments: .init(valueOptions: ["--sas"], flags: ["--yes"]),
+        run: runApprove)
+
+    static func runRequest(_ context: CommandContext) async throws(CLIError) {
+        _ = try context.arguments.requirePositionals(0, "", command: "pair request")
+        let session = try context.session()
+        guard !context.home.holdsVault else {
+            throw CLIError(.vaultState, "this device already holds the vault: approve other devices with `walletvault pair approve`")
+        }
+        let request: PairingRequest
+        do { request = try await session.engine.pairingRequest() } catch { throw session.translate(error) }
+        let terminal = context.terminal
+        terminal.line("Pairing request for \"\(session.profile.label)\" (no secret in it; copy it to a device that has the vault):")
+        terminal.line("")
+        terminal.line(request.encoded)
+        terminal.line("")
+        terminal.line("Short authentication string: \(request.shortAuthenticationString)")
+        terminal.line("There run `walletvault pair approve REQUEST` and check it shows the same digits; then `walletvault pull` here.")
+        guard context.arguments.has("--wait") else { return }
+        let timeout = try timeoutSeconds(context.arguments[option: "--timeout"])
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                let report = try await session.engine.sync()
+                terminal.line("Approved. " + DeviceSession.describe(report))
+                return
+            } catch where error.code == .noAccess && Date() < deadline {
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+            } catch where error.code == .noAccess {
+                throw CLIError(.noAccess, "no approval within \(Int(timeout)) s: approve the request, then run `walletvault pull`")
+            } catch {
+                throw session.translate(error)
+            }
+        }
+    }
+
+    static func runApprove(_ context: CommandContext) async throws(CLIError) {
+        let text = try context.arguments.requirePositionals(1, "REQUEST", command: "pair approve")[0]
+        let encoded = text == "-" ? String(decoding: try FileWriter.read("-"), as: UTF8.self) : text
+        let request: PairingRequest
+        do { request = try PairingRequest(encoded: encoded) } catch {
+            throw CLIError(.usage, "that is not a pairing request (\(error.reason)): copy the whole `wvpair1.…` line")
+        }
+        let session = try context.session()
+        let terminal = context.terminal
+        try session.requireUsableKey()
+        let sas = request.shortAuthenticationString
+        terminal.line("Request from \"\(request.label)\"; short authentication string: \(sas)")
+        if let given = context.arguments[option: "--sas"] {
+            guard digits(given) == digits(sas) else {
+                throw CLIError(.usage, "the digits differ from the new device's: not approved; the request may have been "
+                    + "swapped, so ask the new device for a fresh one")
+            }
+        } else if !context.arguments.has("--yes") {
+            guard terminal.isInteractive else {
+                throw CLIError.usage("no terminal to confirm at: pass --sas DIGITS as read on the new device's screen, or --yes",
+                                     command: "pair approve")
+            }
+            let answer = terminal.readLine(prompt: "Does \"\(request.label)\" show \(sas)? [y/N] ")?.lowercased()
+            guard answer == "y" || answer == "yes" else {
+                throw CLIError(.usage, "not approved: run `walletvault pair approve` again once the digits match")
+            }
+        }
+        let report = try await session.run("Enrolling the new device") { engine async throws(SyncError) in
+            try await engine.approve(request)
+        }
+        try session.requireSaved(report)
+        terminal.line("Approved \"\(request.label)\". It can now run `walletvault pull`.")
+    }
+
+    private static func digits(_ text: String) -> String { text.filter(\.isNumber) }
+
+    private static func timeoutSeconds(_ text: String?) throws(CLIError) -> Double {
+        guard let text else { return 300 }
+        guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+            throw CLIError.usage("--timeout needs seconds from 1 to 86400", command: "pair request")
+        }
+        return seconds
+    }
+}
