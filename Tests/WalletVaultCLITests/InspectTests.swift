@@ -62,9 +62,9 @@ struct InspectTests {
     }
 
     static let refusals: [(String, @Sendable () throws -> Data, String, String)] = [
-        ("not JSON", { Data("{\"v\":1,".utf8) }, "invalid_json", "not valid JSON at line 1"),
+        ("not JSON", { Data("{\"v\":1,".utf8) }, "invalid_json", "premature EOF"),
         ("invalid UTF-8", { Data([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) }, "invalid_json", "not valid JSON"),
-        ("raw NUL", { Data("{\"v\":1}\u{0}x".utf8) }, "invalid_json", "raw NUL"),
+        ("raw NUL", { Data("{\"v\":1}\u{0}x".utf8) }, "invalid_json", "not valid JSON at byte 8"),
         ("too deep", { Data((String(repeating: "[", count: 70) + String(repeating: "]", count: 70)).utf8) }, "invalid_json", "nesting deeper than 64"),
         ("duplicate member", { Data(#"{"v":1,"v":1}"#.utf8) }, "invalid_vault_shape", "repeated"),
         ("top-level array", { Data("[]".utf8) }, "invalid_vault_shape", "top level"),
