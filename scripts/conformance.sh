@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # API conformance: schemathesis against a live development server, checked against docs/openapi.yaml.
 #
-#   scripts/conformance.sh [--include-pending] [--max-examples N] [--seed N] [--server PATH] [--spec PATH]
+#   scripts/conformance.sh [--max-examples N] [--seed N] [--server PATH] [--spec PATH]
 #
 # Expects the server already built (`swift build`; default binary .build/debug/walletvault-server).
 # Installs schemathesis (scripts/conformance_requirements.txt, pinned) into .build/conformance-venv
@@ -14,8 +14,6 @@
 # this script's own (wallet_backup_actions, session_token_exchange; see below). Then it reads
 # /metrics and fails on any 5xx the server counted. The server is stopped on exit, whatever happens.
 #
-# Pending operations (action=versions, action=delete, load's sync_id, GET /readyz) are removed
-# from the document under test unless --include-pending (or WV_CONFORMANCE_INCLUDE_PENDING=1).
 # The dev-only /dev-oidc/* operations are never run.
 #
 # Environment: WV_CONFORMANCE_MAX_EXAMPLES (default 100, about a minute on 2 cores),
@@ -34,7 +32,6 @@ SERVER=${WV_SERVER_BINARY:-$ROOT/.build/debug/walletvault-server}
 VENV=$ROOT/.build/conformance-venv
 REQUIREMENTS=$ROOT/scripts/conformance_requirements.txt
 SPEC=$ROOT/docs/openapi.yaml
-INCLUDE_PENDING=${WV_CONFORMANCE_INCLUDE_PENDING:-0}
 MAX_EXAMPLES=${WV_CONFORMANCE_MAX_EXAMPLES:-100}
 SEED=${WV_CONFORMANCE_SEED:-}
 WORKERS=${WV_CONFORMANCE_WORKERS:-1}
@@ -43,8 +40,6 @@ REPORT=$ROOT/.build/conformance-report.json
 usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
-        --include-pending) INCLUDE_PENDING=1 ;;
-        --exclude-pending) INCLUDE_PENDING=0 ;;
         --max-examples) MAX_EXAMPLES=${2:?--max-examples needs a number}; shift ;;
         --seed) SEED=${2:?--seed needs a number}; shift ;;
         --server) SERVER=${2:?--server needs a path}; shift ;;
@@ -123,9 +118,9 @@ EOF
 export WV_OIDC_TOKEN=$OIDC_TOKEN WV_SESSION_TOKEN=$SESSION_TOKEN
 
 # --- the document under test ----------------------------------------------------------------
-"$PY" - "$SPEC" "$WORK/openapi.yaml" "$INCLUDE_PENDING" <<'EOF'
+"$PY" - "$SPEC" "$WORK/openapi.yaml" <<'EOF'
 import os, sys, yaml
-source, target, include_pending = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+source, target = sys.argv[1], sys.argv[2]
 with open(source) as handle:
     spec = yaml.safe_load(handle)
 # Random subject tokens only ever meet 401: give the examples phase one real RFC 8693 exchange.
@@ -134,31 +129,14 @@ form["examples"] = {"valid_exchange": {"value": {
     "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
     "subject_token": os.environ["WV_OIDC_TOKEN"],
     "subject_token_type": "urn:ietf:params:oauth:token-type:access_token"}}}
-if not include_pending:
-    parameters = spec["components"]["parameters"]
-    parameters["ReadAction"]["schema"]["enum"].remove("versions")
-    parameters["WriteAction"]["schema"]["enum"].remove("delete")
-    spec["paths"].pop("/readyz")
-    for operation in spec["paths"]["/wallet-backup.ashx"].values():
-        operation["parameters"] = [p for p in operation.get("parameters", [])
-                                   if p.get("$ref") != "#/components/parameters/SyncIDQuery"]
 with open(target, "w") as handle:
     yaml.safe_dump(spec, handle, sort_keys=False, allow_unicode=True)
 EOF
-if [ "$INCLUDE_PENDING" = 1 ]; then
-    say "pending operations included (versions, delete, load sync_id, /readyz)"
-else
-    say "pending operations excluded (versions, delete, load sync_id, /readyz); --include-pending runs them"
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz" 2>/dev/null || true)" = 200 ]; then
-        say "note: this server answers /readyz; the pending operations may be implemented now: try --include-pending"
-    fi
-fi
-
 # One operation per method serves several actions, so the document's response unions cannot tie a
 # body to an action. wallet_backup_actions does, per request: a listed action is never answered 405
 # or invalid_action; a 200 has that action's body; ETags agree with sync_ids; save reports its size.
 # session_token_exchange: D1 with the real OIDC token (header or exact form) must answer 200.
-if [ "$INCLUDE_PENDING" = 1 ]; then export WV_ACTIONS=load,versions,save,delete; else export WV_ACTIONS=load,save; fi
+export WV_ACTIONS=load,versions,save,delete
 cat > "$WORK/wv_checks.py" <<'EOF'
 import json
 import os
