@@ -36,6 +36,8 @@ test: deps
 
 bench: bench-deps release
 	scripts/bench.sh
+	scripts/bench_storage.sh
+	scripts/bench_crypto.sh
 
 clean:
 	rm -rf .build
