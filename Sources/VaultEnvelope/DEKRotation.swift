@@ -1,3 +1,5 @@
+import VaultCore
+
 /// What a DEK rotation did with each entry of the previous version.
 public struct DEKRotation: Sendable, Equatable {
     /// Why an entry was not re-wrapped for the new DEK (and so is absent from the new blob).

@@ -1,66 +1,55 @@
+import VaultCore
 import VaultCrypto
 
 /// Why a vault blob could not be sealed or opened, or a key-encryption key could not be used.
 ///
 /// The code is stable and what tests and callers compare; the reason is for people and names fields,
 /// sizes and counters, never key material, plaintext or ciphertext.
-public struct VaultEnvelopeError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong, stable across releases.
-    public enum Code: String, Sendable {
-        /// The blob is not JSON, or JSON with a repeated member name.
-        case invalidJSON
-        /// The blob fails the seed's shape rules, the only rules the server checks.
-        case invalidShape
-        /// The blob has the seed's shape but a member of the extended form is missing, unknown or mis-sized.
-        case malformed
-        /// An entry names an `alg` this reader does not implement.
-        case unsupportedAlgorithm
-        /// Argon2id costs below the floor (or above the ceiling) this reader accepts.
-        case weakParameters
-        /// None of the offered keys has an entry in `wrappedDeks`.
-        case noMatchingKey
-        /// A key has an entry but cannot unwrap it: a different key with the same id, or an altered entry.
-        case unwrapFailed
-        /// The platform destroyed the key (enrollment change, key file removed); re-enroll from another entry.
-        case invalidated
-        /// A key file is missing, unreadable, or readable by other users.
-        case keyStorage
-        /// `wrappedDeks` differs from what the writer authenticated: a recipient added, dropped, swapped or edited.
-        case recipientsAltered
-        /// `updatedUtc` differs from what the writer authenticated.
-        case timestampAltered
-        /// `hint` differs from what the writer authenticated.
-        case hintAltered
-        /// `counter` or `dek_seals` differs from what the writer authenticated.
-        case counterAltered
-        /// The vault ciphertext, IV or tag was altered (or, in the seed's form, anything at all).
-        case ciphertextAltered
-        /// The blob's counter is lower than one this reader already accepted for the vault.
-        case rollback
-        /// Sealing would produce a blob larger than the server accepts.
-        case blobTooLarge
-        /// A recovery code was mistyped or is not a recovery code.
-        case invalidRecoveryCode
-        /// Sealing would leave no entry that can unwrap the DEK.
-        case noRecipients
-        /// A primitive failed for a reason none of the codes above describes.
-        case cryptoFailure
-    }
+public typealias VaultEnvelopeError = CodedError<VaultEnvelopeErrorCode>
 
-    /// The stable code.
-    public let code: Code
-    /// A human-readable reason without secrets.
-    public let reason: String
+/// The codes of `VaultEnvelopeError`, stable across releases.
+public enum VaultEnvelopeErrorCode: String, Sendable {
+    /// The blob is not JSON, or JSON with a repeated member name.
+    case invalidJSON
+    /// The blob fails the seed's shape rules, the only rules the server checks.
+    case invalidShape
+    /// The blob has the seed's shape but a member of the extended form is missing, unknown or mis-sized.
+    case malformed
+    /// An entry names an `alg` this reader does not implement.
+    case unsupportedAlgorithm
+    /// Argon2id costs below the floor (or above the ceiling) this reader accepts.
+    case weakParameters
+    /// None of the offered keys has an entry in `wrappedDeks`.
+    case noMatchingKey
+    /// A key has an entry but cannot unwrap it: a different key with the same id, or an altered entry.
+    case unwrapFailed
+    /// The platform destroyed the key (enrollment change, key file removed); re-enroll from another entry.
+    case invalidated
+    /// A key file is missing, unreadable, or readable by other users.
+    case keyStorage
+    /// `wrappedDeks` differs from what the writer authenticated: a recipient added, dropped, swapped or edited.
+    case recipientsAltered
+    /// `updatedUtc` differs from what the writer authenticated.
+    case timestampAltered
+    /// `hint` differs from what the writer authenticated.
+    case hintAltered
+    /// `counter` or `dek_seals` differs from what the writer authenticated.
+    case counterAltered
+    /// The vault ciphertext, IV or tag was altered (or, in the seed's form, anything at all).
+    case ciphertextAltered
+    /// The blob's counter is lower than one this reader already accepted for the vault.
+    case rollback
+    /// Sealing would produce a blob larger than the server accepts.
+    case blobTooLarge
+    /// A recovery code was mistyped or is not a recovery code.
+    case invalidRecoveryCode
+    /// Sealing would leave no entry that can unwrap the DEK.
+    case noRecipients
+    /// A primitive failed for a reason none of the codes above describes.
+    case cryptoFailure
+}
 
-    /// Creates an error with a code and a reason.
-    public init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
-
-    /// The code and the reason; safe to log.
-    public var description: String { "\(code.rawValue): \(reason)" }
-
+extension CodedError where ErrorCode == VaultEnvelopeErrorCode {
     /// Maps a primitive's failure while unwrapping to `unwrapFailed` when it means "wrong key or altered entry".
     static func unwrapping(_ error: CryptoError, _ context: String) -> VaultEnvelopeError {
         switch error.code {

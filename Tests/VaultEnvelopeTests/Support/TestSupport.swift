@@ -60,7 +60,7 @@ enum TestSupport {
     }
 }
 
-extension VaultEnvelopeError.Code {
+extension VaultEnvelopeErrorCode {
     /// Whether `error` is a `VaultEnvelopeError` with this code, for `#expect(throws:)`.
     func matches(_ error: any Error) -> Bool {
         (error as? VaultEnvelopeError)?.code == self
