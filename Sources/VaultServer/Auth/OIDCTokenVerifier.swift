@@ -46,7 +46,7 @@ public struct OIDCTokenVerifier: Sendable {
             let keys = try issuer.keys.keys(for: jws.keyID, now: now)
             try jws.verify(with: keys, allowed: JWSAlgorithm.asymmetric)
             let identity = try issuer.rules.validate(claims, now: now.millisecondsSinceEpoch / 1000)
-            return SessionIdentity(issuer: identity.issuer, authorizedParty: identity.authorizedParty, subject: identity.subject)
+            return identity
         } catch let failure as AuthenticationFailure {
             throw failure
         } catch {

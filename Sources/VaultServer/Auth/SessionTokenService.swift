@@ -106,7 +106,7 @@ public struct SessionTokenService: Sendable {
                 expiry < Int64.max / 1000 - rules.leewaySeconds
             else { throw AuthenticationFailure("session token: oidc_iss or an integer exp missing") }
             return Verified(
-                identity: SessionIdentity(issuer: oidcIssuer, authorizedParty: identity.authorizedParty, subject: identity.subject),
+                identity: SessionIdentity(issuer: oidcIssuer, subject: identity.subject, authorizedParty: identity.authorizedParty),
                 validUntil: (expiry + rules.leewaySeconds) * 1000)
         } catch let failure as AuthenticationFailure {
             throw failure
