@@ -47,8 +47,10 @@ public final class SQLiteVaultStore: VaultStore {
 
     private let path: String
     private let historyVersions: Int
-    private let writeLock = Mutex(())
+    /// Held for every use of the write connection: a save batch or an erasure.
+    private let writeLock = SharedLock()
     private let writer: SQLiteWriter
+    private let groupCommit: SQLiteGroupCommit
     private let readers = Mutex<[SQLiteConnection]>([])
 
     /// Opens or creates the database at `path`, brings its schema up to date, and keeps the newest
@@ -61,7 +63,11 @@ public final class SQLiteVaultStore: VaultStore {
         self.historyVersions = historyVersions
         let connection = try Self.open(path)
         try Self.migrate(connection)
-        writer = try SQLiteWriter(connection)
+        let writer = try SQLiteWriter(connection)
+        self.writer = writer
+        groupCommit = SQLiteGroupCommit { [writeLock] requests in
+            writeLock.mutex.withLock { _ in Self.commit(requests, with: writer, historyVersions: historyVersions) }
+        }
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
@@ -87,15 +93,43 @@ public final class SQLiteVaultStore: VaultStore {
     }
 
     public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
-        try writeLock.withLock { _ throws(StoreError) -> SaveOutcome in
-            try writer.connection.writeTransaction { () throws(StoreError) -> SaveOutcome in
-                try writer.save(request, historyVersions: historyVersions)
+        try groupCommit.save(request)
+    }
+
+    /// Runs a batch of saves in one transaction, each in a savepoint so one failure undoes only itself.
+    private static func commit(_ requests: [SaveRequest], with writer: SQLiteWriter, historyVersions: Int)
+        -> [Result<SaveOutcome, StoreError>]
+    {
+        let connection = writer.connection
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            return requests.map { _ in .failure(error) }
+        }
+        let results = requests.map { request -> Result<SaveOutcome, StoreError> in
+            do throws(StoreError) {
+                try connection.execute("SAVEPOINT save")
+                let outcome = try writer.save(request, historyVersions: historyVersions)
+                try connection.execute("RELEASE save")
+                return .success(outcome)
+            } catch {
+                try? connection.execute("ROLLBACK TO save")
+                try? connection.execute("RELEASE save")
+                return .failure(error)
             }
+        }
+        do {
+            try connection.execute("COMMIT")
+            return results
+        } catch {
+            // Nothing in the batch is durable: no save of it may be acknowledged.
+            try? connection.execute("ROLLBACK")
+            return requests.map { _ in .failure(error) }
         }
     }
 
     public func delete(_ key: StorageKey) throws(StoreError) {
-        try writeLock.withLock { _ throws(StoreError) in
+        try writeLock.mutex.withLock { _ throws(StoreError) in
             try writer.connection.writeTransaction { () throws(StoreError) in
                 try writer.deleteVersions.run([.blob(key.bytes)])
             }
@@ -139,4 +173,9 @@ public final class SQLiteVaultStore: VaultStore {
             }
         }
     }
+}
+
+/// A lock that closures can share (a `Mutex` alone cannot be captured: it is not copyable).
+private final class SharedLock: Sendable {
+    let mutex = Mutex(())
 }
