@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "walletvault-server", targets: ["walletvault-server"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
+        .library(name: "VaultJSON", targets: ["VaultJSON"]),
+        .library(name: "VaultJOSE", targets: ["VaultJOSE"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "VaultEnvelope", targets: ["VaultEnvelope"]),
         .library(name: "WalletVault", targets: ["WalletVault"]),
