@@ -10,6 +10,8 @@ let package = Package(
         // on a case-insensitive file system (macOS). The product, and so the binary, is `walletvault`.
         .executable(name: "walletvault", targets: ["walletvault-cli"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
+        .library(name: "VaultJSON", targets: ["VaultJSON"]),
+        .library(name: "VaultJOSE", targets: ["VaultJOSE"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "VaultEnvelope", targets: ["VaultEnvelope"]),
         .library(name: "WalletVault", targets: ["WalletVault"]),

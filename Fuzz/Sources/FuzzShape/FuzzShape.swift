@@ -1,0 +1,35 @@
+import VaultCore
+import VaultJSON
+
+/// One save body: parse it as the server does (jansson, duplicates refused, depth 64), then check the vault shape.
+/// Every outcome is an answer or a thrown error; a crash, leak report or sanitizer finding is a bug.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzShape(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeBufferPointer(start: data, count: size)
+    let parser = JSONParser(maxDepth: 64)
+    guard let value = try? parser.parse(UnsafeRawBufferPointer(bytes)) else { return 0 }
+    if let header = try? VaultShapeValidator().validate(value) {
+        // A blob the server would store: its header must describe it consistently.
+        precondition(!header.kekIDs.isEmpty && header.kekIDs.count <= 64, "accepted blob with bad wrappedDeks count")
+        precondition(header.hint.map { $0.count <= 256 } ?? true, "accepted blob with an over-long hint")
+    }
+    return 0
+}
+
+/// SwiftPM links an executable's entry point as `FuzzShape_main` (it renames `main` so tests can link the module); this
+/// hands control to libFuzzer's driver, which parses the usual libFuzzer flags.
+@_cdecl("FuzzShape_main")
+public func FuzzShapeMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    // Build the fixed keys before libFuzzer starts counting allocations per input: Swift keeps some of them
+    // behind tagged pointers LeakSanitizer cannot follow, so a lazy first use would read as a leak of input 1.
+    _ = VaultShapeValidator()
+    var count = argc
+    var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+    return LLVMFuzzerRunDriver(&count, &vector, fuzzShape)
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
