@@ -6,7 +6,7 @@ BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps bench-deps build release run test bench clean
+.PHONY: deps bench-deps build release run test bench hostile fuzz-smoke clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -33,6 +33,13 @@ test: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/conformance.sh
+	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
+
+hostile: build
+	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
+
+fuzz-smoke: deps
+	scripts/fuzz_smoke.sh
 
 bench: bench-deps release
 	scripts/bench.sh
