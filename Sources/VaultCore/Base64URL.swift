@@ -35,23 +35,35 @@ public enum Base64URL {
             guard remainder != 1 else { return nil }
             let paddedLength = input.count + (4 - remainder) % 4
             var standard = Data(count: paddedLength)
-            let valid = standard.withUnsafeMutableBytes { (output: UnsafeMutableRawBufferPointer) -> Bool in
-                for index in 0..<input.count {
-                    let byte = input[index]
-                    switch byte {
-                    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                        output[index] = byte
-                    case UInt8(ascii: "-"): output[index] = UInt8(ascii: "+")
-                    case UInt8(ascii: "_"): output[index] = UInt8(ascii: "/")
-                    default: return false
+            let valid = standard.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Bool in
+                let output = raw.bindMemory(to: UInt8.self)
+                // One table lookup per letter: the standard-alphabet letter, or 0 for anything not base64url.
+                var invalid = false
+                Self.translation.withUnsafeBufferPointer { table in
+                    for index in 0..<input.count {
+                        let translated = table[Int(input[index])]
+                        invalid = invalid || translated == 0
+                        output[index] = translated
                     }
                 }
+                guard !invalid else { return false }
                 for pad in input.count..<paddedLength { output[pad] = UInt8(ascii: "=") }
                 // The last letter of a 2- or 3-letter tail carries 4 or 2 unused bits; they must be zero.
                 guard remainder != 0, let value = sextet(output[input.count - 1]) else { return true }
                 return value & (remainder == 2 ? 0x0F : 0x03) == 0
             }
             return valid ? Data(base64Encoded: standard) : nil
+        }
+    }
+
+    /// base64url letter → standard-alphabet letter; 0 marks bytes outside the base64url alphabet.
+    private static let translation: [UInt8] = (0...255).map { byte -> UInt8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(byte)
+        case UInt8(ascii: "-"): UInt8(ascii: "+")
+        case UInt8(ascii: "_"): UInt8(ascii: "/")
+        default: 0
         }
     }
 
