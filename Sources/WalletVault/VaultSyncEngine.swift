@@ -80,7 +80,7 @@ public actor VaultSyncEngine {
         let device = try store.deviceKeyCreatingIfNeeded()
         let document = try store.workingCopy() ?? VaultDocument()
         let recipients = [VaultSealer.Recipient(device, label: deviceLabel)] + recoveryPaths.map { VaultSealer.Recipient($0.key, label: $0.label) }
-        let sealed = try await envelopeCall { try await sealer.create(try encode(document), vaultID: Self.vaultID, recipients: recipients) }
+        let sealed = try await envelopeCall { try await sealer.create(encode(document), vaultID: Self.vaultID, recipients: recipients) }
         let version = try await upload(sealed, document: document, precondition: .ifNoneStored)
         return .created(version: version)
     }
@@ -127,7 +127,7 @@ public actor VaultSyncEngine {
             case .push(let basedOn):
                 guard let working else { return nil }
                 let state = try await openSynced()
-                let sealed = try await envelopeCall { try await sealer.seal(try encode(working), over: state) }
+                let sealed = try await envelopeCall { try await sealer.seal(encode(working), over: state) }
                 return .pushed(version: try await upload(sealed, document: working, precondition: .ifMatch(syncID: basedOn)))
             case .restore(let version):
                 guard let snapshot else { return nil }
@@ -172,7 +172,7 @@ public actor VaultSyncEngine {
         let device = try store.deviceKeyCreatingIfNeeded()
         guard !opened.state.entries.contains(where: { $0.kekID == device.kekID }) else { return .restored(version: version) }
         let enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: opened.state) }
-        let sealed = try await envelopeCall { try await sealer.seal(try encode(document), over: enrolled) }
+        let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }
         return .restored(version: try await upload(sealed, document: document, precondition: .ifMatch(syncID: version)))
     }
 
@@ -204,7 +204,7 @@ public actor VaultSyncEngine {
         // The base stays the last version this device's working copy descends from until the merged
         // save is accepted: after a 409, the next round must merge against the same ancestor, or items
         // the working copy has not seen yet would look deleted here.
-        let sealed = try await envelopeCall { try await sealer.seal(try encode(chosen), over: opened.state) }
+        let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: opened.state) }
         return .merged(version: try await upload(sealed, document: chosen, precondition: .ifMatch(syncID: version)),
                        conflicts: result.conflicts)
     }
@@ -243,7 +243,7 @@ public actor VaultSyncEngine {
             state = try envelopeCall { try sealer.revoke(kekID: entry.kekID, in: state) }
         }
         state = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: state) }
-        let sealed = try await envelopeCall { try await sealer.seal(try encode(document), over: state, keys: [device, recoveryKey]) }
+        let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: state, keys: [device, recoveryKey]) }
         let saved = try await upload(sealed, document: document, precondition: .ifMatch(syncID: version))
         return .restored(version: saved)
     }
@@ -265,7 +265,7 @@ public actor VaultSyncEngine {
         }
         let device = try store.deviceKeyCreatingIfNeeded()
         let sealed = try await envelopeCall {
-            try await sealer.rotateDEK(try encode(working), over: remaining, keys: [device] + additionalKeys)
+            try await sealer.rotateDEK(encode(working), over: remaining, keys: [device] + additionalKeys)
         }
         let saved = try await upload(sealed, document: working, precondition: .ifMatch(syncID: version))
         return .rotated(version: saved, skipped: sealed.rotation?.skipped ?? [])
@@ -313,7 +313,7 @@ public actor VaultSyncEngine {
             throw SyncError(.noVault, "nothing synced yet")
         }
         let state = try await change(try await openSynced())
-        let sealed = try await envelopeCall { try await sealer.seal(try encode(working), over: state) }
+        let sealed = try await envelopeCall { try await sealer.seal(encode(working), over: state) }
         return .pushed(version: try await upload(sealed, document: working, precondition: .ifMatch(syncID: version)))
     }
 
