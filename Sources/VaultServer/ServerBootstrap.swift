@@ -16,6 +16,17 @@ public enum ServerBootstrap {
         public let port: UInt16
         /// Whether it serves HTTPS.
         public let tls: Bool
+        /// The store, to close at shutdown.
+        public let store: any VaultStore
+
+        /// Stops taking requests, lets those in flight finish within the grace period, and closes the store.
+        ///
+        /// Returns whether every request in flight finished in time.
+        public func shutDown() -> Bool {
+            let drained = server.drain(graceSeconds: shutdownGraceSeconds)
+            store.close()
+            return drained
+        }
     }
 
     /// Starts a server from a checked configuration, optionally with the development issuer.
@@ -72,7 +83,7 @@ public enum ServerBootstrap {
         let server = HTTPServer(options: options, responder: service, metrics: metrics)
         let port = try server.start()
         return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
-                       tls: options.tls != nil)
+                       tls: options.tls != nil, store: store)
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.

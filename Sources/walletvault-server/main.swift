@@ -82,7 +82,7 @@ let signals = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0
 for source in signals {
     source.setEventHandler {
         // Stop accepting, let requests in flight finish, then exit: every acknowledged save is already durable.
-        let drained = running.server.drain(graceSeconds: running.shutdownGraceSeconds)
+        let drained = running.shutDown()
         FileHandle.standardError.write(Data("walletvault-server: stopped\(drained ? "" : " (grace period over)")\n".utf8))
         exit(0)
     }

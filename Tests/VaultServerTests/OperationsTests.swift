@@ -52,6 +52,10 @@ struct OperationsTests {
         #expect(reply.hasPrefix("HTTP/1.1 200"))
         server.process.waitUntilExit()
         #expect(server.process.terminationStatus == 0)
+        // The store was closed: SQLite's write-ahead log was folded into the database file.
+        let wal = server.directory.appendingPathComponent("vault.sqlite-wal").path
+        let walBytes = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+        #expect(walBytes == 0)
     }
 
     @Test func perIPConnectionCapKeepsOthersServed() async throws {

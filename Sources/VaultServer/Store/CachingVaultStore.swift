@@ -74,6 +74,10 @@ public final class CachingVaultStore: VaultStore {
         try base.delete(key)
     }
 
+    public func close() {
+        base.close()
+    }
+
     public func checkReachable() throws(StoreError) {
         try base.checkReachable()
     }

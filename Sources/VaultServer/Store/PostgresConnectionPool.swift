@@ -34,4 +34,9 @@ final class PostgresConnectionPool: Sendable {
         }
         return try body(connection)
     }
+
+    /// Closes every idle connection (each one's `deinit` calls `PQfinish`).
+    func closeIdle() {
+        idle.withLock { $0.removeAll() }
+    }
 }

@@ -84,6 +84,10 @@ public final class PostgresVaultStore: VaultStore {
         }
     }
 
+    public func close() {
+        pool.closeIdle()
+    }
+
     public func checkReachable() throws(StoreError) {
         try pool.withConnection { connection throws(StoreError) in
             _ = try connection.query(.reachable, [])

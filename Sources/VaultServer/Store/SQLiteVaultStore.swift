@@ -136,6 +136,12 @@ public final class SQLiteVaultStore: VaultStore {
         }
     }
 
+    public func close() {
+        // Fold the write-ahead log into the database file, so a copy of the file alone is complete.
+        writeLock.mutex.withLock { _ in try? writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        readers.withLock { $0.removeAll() }
+    }
+
     public func checkReachable() throws(StoreError) {
         // Reading the schema touches the file, so a vanished or unreadable database fails here.
         _ = try read("SELECT count(*) FROM sqlite_master", []) { $0.integer(0) }

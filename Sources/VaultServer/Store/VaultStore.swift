@@ -40,6 +40,9 @@ public protocol VaultStore: Sendable {
     ///
     /// - Throws: `StoreError` when it cannot.
     func checkReachable() throws(StoreError)
+
+    /// Closes idle connections and settles files at shutdown, after the server stopped taking requests.
+    func close()
 }
 
 /// The HMAC of a user's (issuer, azp, subject): the only user identity the store sees.
