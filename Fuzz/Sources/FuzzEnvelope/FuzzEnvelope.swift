@@ -18,14 +18,36 @@ private let keys: [any KeyEncryptionKey] = {
     return [try! SymmetricKEK(contentsOf: file)]
 }()
 
-/// Runs an async body to completion from the fuzzer's synchronous callback.
-private func blocking(_ body: @escaping @Sendable () async -> Void) {
+/// Something the task captures, so the harness can tell when the task's closure has been destroyed.
+private final class Sentinel: Sendable {}
+
+/// An envelope handed to the task and taken back by the harness, so it is freed on the fuzzer's thread.
+private final class Box: @unchecked Sendable {
+    var envelope: VaultEnvelope?
+    init(_ envelope: VaultEnvelope) { self.envelope = envelope }
+}
+
+/// Opens the boxed envelope to completion from the fuzzer's synchronous callback.
+///
+/// libFuzzer counts allocations per input and runs LeakSanitizer when an input ends with more mallocs than frees.
+/// A task's closure is destroyed on the executor's thread after it signals, so without waiting for that the
+/// envelope it captured can still be alive when the input ends (a false leak report, seen once in 4.6 million runs).
+private func open(_ box: Box, keys: [any KeyEncryptionKey]) {
     let done = DispatchSemaphore(value: 0)
-    Task {
-        await body()
+    var sentinel: Sentinel? = Sentinel()
+    weak var watch = sentinel
+    Task { [sentinel] in
+        withExtendedLifetime(sentinel) {}
+        if let envelope = box.envelope {
+            _ = try? await VaultOpener(counterStore: InMemoryCounterStore()).open(envelope, vaultID: "vectors", keys: keys)
+        }
         done.signal()
     }
+    sentinel = nil
     done.wait()
+    box.envelope = nil
+    let deadline = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
+    while watch != nil && DispatchTime.now().uptimeNanoseconds < deadline { sched_yield() }
 }
 
 /// One downloaded blob: the envelope reader, then, when it parses, opening it with the vector's key
@@ -34,10 +56,7 @@ private func blocking(_ body: @escaping @Sendable () async -> Void) {
 public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let blob = Data(bytes: data, count: size)
     guard let envelope = try? VaultEnvelope(parsing: blob) else { return 0 }
-    let keys = keys
-    blocking {
-        _ = try? await VaultOpener(counterStore: InMemoryCounterStore()).open(envelope, vaultID: "vectors", keys: keys)
-    }
+    open(Box(envelope), keys: keys)
     return 0
 }
 

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Load and soak (issue 7): steady mixed traffic from 64 keep-alive connections, then 500 slow connections.
+
+For `--duration` seconds (default 600) each of `--connections` workers sends one request every
+connections/rate seconds on its own keep-alive connection, a mix of:
+
+  mint 10%  save 25%  load 35%  conditional load (304) 5%  conflicting save (409) 10%  rate-limited save (429) 15%
+
+Every user belongs to one worker, so every answer is known in advance (200/404 loads, 409 for a stale If-Match or
+If-None-Match: *, 200 then 429 once a hot user's saves pass saves_per_hour); anything else is an unexpected status.
+The server's resident memory (VmRSS) and open file descriptors are sampled every 5 s. A first burst of slow
+connections inside the warm-up sets the memory high-water mark of holding them. From 50% of the run, for
+min(120 s, 20%), `--slow` extra connections are held open, each trickling one header byte every few seconds
+(under the idle timeout), while the workers keep going; their latency p99 in that window is compared with the
+p99 before it.
+
+Pass: zero unexpected statuses and no failed requests; RSS growth from the end of warm-up to the end under 5%; no
+file descriptor growth (the count at the end is not above the count after warm-up); slow connections all still
+open at the end of their window; p99 in the slow window at most 1.5x the p99 before it.
+
+    scripts/soak.py [--duration 600] [--rate 128] [--connections 64] [--slow 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import select
+import socket
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wvlive  # noqa: E402
+from wvlive import Connection, request_bytes  # noqa: E402
+
+SAVE = "/wallet-backup.ashx?action=save"
+LOAD = "/wallet-backup.ashx?action=load"
+MINT = "/wallet-session-token.ashx"
+
+
+class Worker(threading.Thread):
+    def __init__(self, index: int, run: "Run"):
+        super().__init__(daemon=True)
+        self.index = index
+        self.run_state = run
+        self.rng = random.Random(index)
+        self.users = [f"soak-{index}-{n}" for n in range(run.users_per_worker)]
+        self.hot = f"hot-{index}"
+        self.tokens: dict[str, tuple[str, float]] = {}
+        self.stored: dict[str, str] = {}  # user -> ETag of the version this worker last saved
+        self.hot_saves = 0
+        self.connection: Connection | None = None
+
+    def request(self, method, target, headers=(), body=None, token=None):
+        headers = list(headers)
+        if token:
+            headers.append(("Authorization", "Bearer " + token))
+        data = request_bytes(method, target, headers, body if body is not None else (b"" if method == "POST" else None),
+                             close=False)
+        for attempt in range(2):
+            if self.connection is None:
+                self.connection = Connection(self.run_state.port, timeout=15)
+                self.run_state.count("connects")
+            started = time.monotonic()
+            if self.connection.send(data):
+                reply = self.connection.read_reply()
+                if reply is not None:
+                    if (reply.header("connection") or "").lower() == "close":
+                        self.connection.close()
+                        self.connection = None
+                    return reply, time.monotonic() - started
+            self.connection.close()
+            self.connection = None
+            if attempt == 0:
+                self.run_state.count("reconnects")
+        return None, 0.0
+
+    def token(self, user: str) -> str:
+        token, minted = self.tokens.get(user, ("", 0.0))
+        if not token or time.monotonic() - minted > 300:
+            reply, latency = self.request("POST", MINT, token=self.run_state.issuer.token(sub=user))
+            self.run_state.record("mint", reply, (200,), latency)
+            if reply is not None and reply.status == 200:
+                token = reply.json()["access_token"]
+                self.tokens[user] = (token, time.monotonic())
+        return token
+
+    def body(self, user: str) -> bytes:
+        return wvlive.blob_bytes(f"{user}-{self.rng.randrange(1 << 30)}", cipher_bytes=self.rng.choice([64, 1024, 8192]))
+
+    def step(self):
+        run = self.run_state
+        choice = self.rng.random()
+        user = self.rng.choice(self.users)
+        if choice < 0.10:  # mint: D1 with a fresh access token (the session token in use is refreshed every 300 s)
+            reply, latency = self.request("POST", MINT, token=run.issuer.token(sub=user))
+            run.record("mint", reply, (200,), latency)
+        elif choice < 0.35:  # save
+            reply, latency = self.request("POST", SAVE, [("Content-Type", "application/json")], self.body(user),
+                                          token=self.token(user))
+            run.record("save", reply, (200,), latency)
+            if reply is not None and reply.status == 200:
+                self.stored[user] = reply.header("etag")
+        elif choice < 0.70:  # load
+            reply, latency = self.request("GET", LOAD, token=self.token(user))
+            run.record("load", reply, (200,) if user in self.stored else (404,), latency)
+            if reply is not None and reply.status == 200 and reply.header("etag") != self.stored.get(user):
+                run.count("unexpected")
+                run.note(f"load of {user}: ETag {reply.header('etag')} is not the last saved {self.stored.get(user)}")
+        elif choice < 0.75:  # conditional load
+            if user not in self.stored:
+                return self.step()
+            reply, latency = self.request("GET", LOAD, [("If-None-Match", self.stored[user])], token=self.token(user))
+            run.record("load-304", reply, (304,), latency)
+        elif choice < 0.85:  # conflicts
+            if user not in self.stored:
+                return self.step()
+            if self.rng.random() < 0.5:
+                headers = [("If-Match", '"2020-01-01T00:00:00.000Z"')]
+            else:
+                headers = [("If-None-Match", "*")]
+            reply, latency = self.request("POST", SAVE, [("Content-Type", "application/json")] + headers,
+                                          self.body(user), token=self.token(user))
+            run.record("conflict", reply, (409,), latency)
+        else:  # a rate-limited user
+            expected = (200,) if self.hot_saves < self.run_state.saves_per_hour else (429,)
+            reply, latency = self.request("POST", SAVE, [("Content-Type", "application/json")], self.body(self.hot),
+                                          token=self.token(self.hot))
+            run.record("rate-limited", reply, expected, latency)
+            if reply is not None and reply.status == 200:
+                self.hot_saves += 1
+
+    def run(self):
+        interval = self.run_state.connections / self.run_state.rate
+        next_at = time.monotonic() + self.rng.uniform(0, interval)
+        while not self.run_state.stop.is_set():
+            delay = next_at - time.monotonic()
+            if delay > 0:
+                self.run_state.stop.wait(delay)
+            next_at += interval
+            try:
+                self.step()
+            except Exception as error:  # a harness error is counted, never hidden
+                self.run_state.count("errors")
+                self.run_state.note(f"worker {self.index}: {type(error).__name__}: {error}")
+        if self.connection:
+            self.connection.close()
+
+
+class Run:
+    def __init__(self, port, issuer, connections, rate, users_per_worker, saves_per_hour):
+        self.port, self.issuer, self.connections, self.rate = port, issuer, connections, rate
+        self.saves_per_hour = saves_per_hour
+        self.users_per_worker = users_per_worker
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+        self.latencies: list[tuple[float, float]] = []  # (time since start, seconds)
+        self.by_kind: dict[str, dict[int, int]] = {}
+        self.notes: list[str] = []
+        self.started = time.monotonic()
+
+    def count(self, key, amount=1):
+        with self.lock:
+            self.counts[key] = self.counts.get(key, 0) + amount
+
+    def note(self, text):
+        with self.lock:
+            if len(self.notes) < 50:
+                self.notes.append(text)
+
+    def record(self, kind, reply, expected, latency):
+        with self.lock:
+            self.counts["requests"] = self.counts.get("requests", 0) + 1
+            if reply is None:
+                self.counts["failed"] = self.counts.get("failed", 0) + 1
+                if len(self.notes) < 50:
+                    self.notes.append(f"{kind}: no answer")
+                return
+            statuses = self.by_kind.setdefault(kind, {})
+            statuses[reply.status] = statuses.get(reply.status, 0) + 1
+            self.latencies.append((time.monotonic() - self.started, latency))
+            if reply.status not in expected:
+                self.counts["unexpected"] = self.counts.get("unexpected", 0) + 1
+                if len(self.notes) < 50:
+                    self.notes.append(f"{kind}: {reply.status} {reply.error}, expected {expected}")
+
+
+def proc_sample(pid: int) -> tuple[int, int]:
+    rss = 0
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+    return rss, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def hold_slow(port: int, count: int, seconds: float, stop: threading.Event, result: dict):
+    """Opens `count` connections that each send a partial request and then one header byte every few seconds."""
+    sockets = []
+    for index in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        sockets.append(sock)
+    result["opened"] = len(sockets)
+    deadline = time.monotonic() + seconds
+    spacing = 5.0 / max(1, count)  # each socket gets a byte every ~5 s (idle timeout is 30 s)
+    index = 0
+    sent = 0
+    while time.monotonic() < deadline and not stop.is_set():
+        try:
+            sockets[index].send(b"a")
+            sent += 1
+        except OSError:
+            pass
+        index = (index + 1) % len(sockets)
+        time.sleep(spacing)
+    # Still open? A closed socket is readable (EOF) or errors on send.
+    open_count = 0
+    for sock in sockets:
+        readable, _, _ = select.select([sock], [], [], 0)
+        alive = True
+        if readable:
+            try:
+                alive = sock.recv(1, socket.MSG_PEEK) != b""
+            except OSError:
+                alive = False
+        open_count += alive
+        sock.close()
+    result["still_open"] = open_count
+    result["bytes_trickled"] = sent
+
+
+def p99(values):
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * 0.99))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=600)
+    parser.add_argument("--rate", type=float, default=128, help="requests per second, all connections together")
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--slow", type=int, default=500)
+    parser.add_argument("--users-per-connection", type=int, default=16)
+    parser.add_argument("--window", type=float, default=30, help="seconds per window in the p99 timeline")
+    arguments = parser.parse_args()
+
+    duration = arguments.duration
+    warmup = min(60.0, duration / 10)
+    slow_start = duration * 0.5
+    slow_seconds = min(120.0, duration / 5)
+    directory = wvlive.temp_directory("wv-soak-")
+    # Each worker's hot user sends 15% of its requests as saves and should pass the limit 60% of the way through; a
+    # normal user (one of 16 per worker, 25% saves) stays well under it.
+    per_worker = arguments.rate / arguments.connections
+    saves_per_hour = max(10, int(0.15 * per_worker * duration * 0.6))
+    setup = wvlive.ServerSetup(directory, max_blob_bytes=1_048_576, saves_per_hour=saves_per_hour, connection_timeout=30,
+                               max_connections=1024, max_connections_per_ip=0, threads=4)
+    server = wvlive.Server(setup)
+    pid = server.process.pid
+    run = Run(server.port, setup.issuer, arguments.connections, arguments.rate, arguments.users_per_connection,
+              saves_per_hour)
+    workers = [Worker(index, run) for index in range(arguments.connections)]
+    samples: list[tuple[float, int, int]] = []
+    after_stop = (0, 0)
+    slow_result: dict = {}
+    slow_thread = None
+    warm_slow_thread = None
+    warm_slow_result: dict = {}
+    failures: list[str] = []
+    print(f"soak: {duration:.0f} s at {arguments.rate:.0f} req/s over {arguments.connections} connections; "
+          f"saves_per_hour {saves_per_hour}; warm-up {warmup:.0f} s (with {arguments.slow} slow connections from "
+          f"{warmup * 0.3:.0f} s for {warmup * 0.4:.0f} s); {arguments.slow} slow connections from {slow_start:.0f} s "
+          f"for {slow_seconds:.0f} s; "
+          f"server {wvlive.server_binary()}")
+    try:
+        for worker in workers:
+            worker.start()
+        next_sample = 0.0
+        while True:
+            elapsed = time.monotonic() - run.started
+            if elapsed >= duration:
+                break
+            if not server.alive():
+                failures.append(f"server exited with {server.process.returncode}")
+                break
+            if warm_slow_thread is None and arguments.slow and elapsed >= warmup * 0.3:
+                # A first burst inside the warm-up, so the memory high-water mark of that many connections is
+                # reached before the baseline is taken: a second burst that raises RSS again is a leak.
+                warm_slow_thread = threading.Thread(target=hold_slow, args=(server.port, arguments.slow, warmup * 0.4,
+                                                                             run.stop, warm_slow_result), daemon=True)
+                warm_slow_thread.start()
+            if slow_thread is None and arguments.slow and elapsed >= slow_start:
+                slow_thread = threading.Thread(target=hold_slow, args=(server.port, arguments.slow, slow_seconds,
+                                                                        run.stop, slow_result), daemon=True)
+                slow_thread.start()
+            if elapsed >= next_sample:
+                rss, fds = proc_sample(pid)
+                samples.append((elapsed, rss, fds))
+                next_sample += 5
+            time.sleep(0.2)
+        run.stop.set()
+        for worker in workers:
+            worker.join(20)
+        if slow_thread:
+            slow_thread.join(30)
+        after_stop = proc_sample(pid)
+    finally:
+        server.stop()
+
+    baseline = [s for s in samples if warmup <= s[0] < min(warmup + 30, slow_start)]
+    final = [s for s in samples if s[0] >= max(duration - 30, slow_start + slow_seconds + 5)]
+    rss_base = statistics.median(s[1] for s in baseline) if baseline else 0
+    rss_final = statistics.median(s[1] for s in final) if final else 0
+    rss_peak = max(s[1] for s in samples)
+    fd_base = max(s[2] for s in baseline) if baseline else 0
+    fd_final = max(s[2] for s in final) if final else 0
+    fd_peak = max(s[2] for s in samples)
+    growth = (rss_final - rss_base) / rss_base * 100 if rss_base else float("nan")
+    before = [lat for t, lat in run.latencies if warmup <= t < slow_start]
+    during = [lat for t, lat in run.latencies if slow_start + 2 <= t < slow_start + slow_seconds]
+    p99_before, p99_during = p99(before), p99(during)
+    counts = run.counts
+    print(f"requests: {counts.get('requests', 0)} ({counts.get('requests', 0) / duration:.1f}/s), "
+          f"unexpected statuses: {counts.get('unexpected', 0)}, failed: {counts.get('failed', 0)}, "
+          f"harness errors: {counts.get('errors', 0)}, reconnects: {counts.get('reconnects', 0)}")
+    for kind, statuses in sorted(run.by_kind.items()):
+        print(f"  {kind:13} " + ", ".join(f"{status}: {n}" for status, n in sorted(statuses.items())))
+    print(f"RSS: {rss_base / 1024:.1f} MiB after warm-up, {rss_final / 1024:.1f} MiB at the end "
+          f"({growth:+.2f}%), peak {rss_peak / 1024:.1f} MiB")
+    print("RSS timeline, MiB (s: MiB): " + " ".join(
+        f"{int(t)}:{rss / 1024:.1f}" for t, rss, _ in samples if int(t) % 60 < 5))
+    print(f"file descriptors: {fd_base} after warm-up, {fd_final} in the last 30 s, peak {fd_peak} (with the slow "
+          f"connections), {after_stop[1]} once the clients had closed")
+    print(f"latency p99: {p99_before * 1000:.1f} ms before the slow connections ({len(before)} requests), "
+          f"{p99_during * 1000:.1f} ms while {slow_result.get('opened', 0)} were held "
+          f"({len(during)} requests); median {statistics.median(before) * 1000 if before else float('nan'):.1f} / "
+          f"{statistics.median(during) * 1000 if during else float('nan'):.1f} ms")
+    if arguments.slow:
+        print(f"slow connections: {slow_result.get('opened', 0)} opened, {slow_result.get('still_open', 0)} still open "
+              f"at the end of their window, {slow_result.get('bytes_trickled', 0)} bytes trickled")
+    step = arguments.window
+    print(f"p99 per {step:.0f} s window, ms (window start s: p99): " + " ".join(
+        f"{start:g}:{p99([lat for t, lat in run.latencies if start <= t < start + step]) * 1000:.0f}"
+        for start in [i * step for i in range(int(duration // step))]))
+    for note in run.notes[:20]:
+        print(f"  note: {note}")
+    if counts.get("unexpected", 0) or counts.get("failed", 0) or counts.get("errors", 0):
+        failures.append("unexpected statuses, failed requests or harness errors")
+    if not growth < 5:
+        failures.append(f"RSS grew {growth:.2f}% (limit 5%)")
+    if fd_final > fd_base:
+        failures.append(f"file descriptors grew from {fd_base} to {fd_final}")
+    if arguments.slow and slow_result.get("still_open", 0) != arguments.slow:
+        failures.append(f"only {slow_result.get('still_open', 0)} of {arguments.slow} slow connections stayed open")
+    if arguments.slow and during and not p99_during <= 1.5 * p99_before:
+        failures.append(f"p99 with slow connections {p99_during * 1000:.1f} ms > 1.5 x {p99_before * 1000:.1f} ms")
+    for failure in failures:
+        print(f"FAIL {failure}")
+    print("soak passed" if not failures else "soak failed")
+    if not failures:
+        wvlive.remove_directory(directory)
+    else:
+        print(f"server directory kept: {directory}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
