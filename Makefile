@@ -6,7 +6,7 @@ BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps bench-deps build release run test bench hostile fuzz-smoke clean
+.PHONY: deps bench-deps build release run test bench hostile fuzz-smoke crash-test soak clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -40,6 +40,12 @@ hostile: build
 
 fuzz-smoke: deps
 	scripts/fuzz_smoke.sh
+
+crash-test: build
+	scripts/crash_test.sh
+
+soak: build
+	scripts/soak.sh
 
 bench: bench-deps release
 	scripts/bench.sh
