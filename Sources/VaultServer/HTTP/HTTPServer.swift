@@ -140,7 +140,9 @@ public final class HTTPServer: @unchecked Sendable {
                 upload.body = Data()
             }
             if upload.refused {
-                return upload.received - upload.limit > Self.drainAllowance ? refuse(upload, on: connection) : .YES
+                // Past the drain allowance the body is still arriving, and libmicrohttpd cannot answer
+                // mid-upload: cut the connection, and count no 413 that was never sent.
+                return upload.received - upload.limit > Self.drainAllowance ? .NO : .YES
             }
             if let data {
                 data.withMemoryRebound(to: UInt8.self, capacity: count) { upload.body.append($0, count: count) }
