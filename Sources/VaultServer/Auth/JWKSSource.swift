@@ -16,7 +16,8 @@ public final class JWKSSource: Sendable {
 
     private struct Cache {
         var keys: JSONWebKeySet?
-        var fetchedAt: Int64 = .min
+        /// When the last fetch was tried, nil before the first.
+        var fetchedAt: Int64?
     }
 
     private let origin: Origin
@@ -61,7 +62,8 @@ public final class JWKSSource: Sendable {
         return try fetchLock.withLock { _ throws(AuthenticationFailure) -> JSONWebKeySet in
             let current = cache.withLock { $0 }
             if let keys = current.keys, keyID.map(keys.contains(keyID:)) ?? true { return keys }
-            guard now.millisecondsSinceEpoch - current.fetchedAt >= refetchInterval else {
+            let mayFetch = current.fetchedAt.map { now.millisecondsSinceEpoch - $0 >= refetchInterval } ?? true
+            guard mayFetch else {
                 if let keys = current.keys { return keys }
                 throw AuthenticationFailure("JWKS unavailable; next fetch allowed later")
             }
