@@ -28,7 +28,10 @@ let package = Package(
         // Plain C helpers for what does not import cleanly (variadic calls, macros).
         .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto"]),
 
-        .target(name: "VaultCore"),
+        // The bulk base64url loops with AVX2, chosen at run time: Swift cannot mark one function for a CPU feature.
+        .target(name: "CBase64URL"),
+
+        .target(name: "VaultCore", dependencies: ["CBase64URL"]),
         .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson", "CYajl"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),

@@ -37,7 +37,7 @@ public struct VaultShapeValidator: Sendable {
             kekIDs.append(kekID)
         }
 
-        let cipher = try base64URLField(blob, "cipher", path: "cipher")
+        let cipherByteCount = try base64URLField(blob, "cipher", path: "cipher")
         try fixedLengthField(blob, "iv", bytes: 12)
         try fixedLengthField(blob, "tag", bytes: 16)
 
@@ -55,22 +55,23 @@ public struct VaultShapeValidator: Sendable {
             hint = text
         }
         return VaultBlobHeader(
-            updatedUtc: updatedText, updatedAt: updatedAt, hint: hint, kekIDs: kekIDs, cipherByteCount: cipher.count)
+            updatedUtc: updatedText, updatedAt: updatedAt, hint: hint, kekIDs: kekIDs, cipherByteCount: cipherByteCount)
     }
 
-    private func base64URLField(_ object: JSONValue, _ name: String, path: String) throws(VaultShapeError) -> [UInt8] {
+    /// The decoded length of a base64url member; checked, never decoded, since the server only needs the size.
+    private func base64URLField(_ object: JSONValue, _ name: String, path: String) throws(VaultShapeError) -> Int {
         guard let value = object[name] else { throw VaultShapeError("\(path) is missing") }
         guard let text = value.stringValue else { throw VaultShapeError("\(path) must be a string") }
-        guard let bytes = Base64URL.decode(text) else {
+        guard let byteCount = Base64URL.decodedCount(ofValid: text) else {
             throw VaultShapeError("\(path) must be unpadded base64url (RFC 4648 §5)")
         }
-        return Array(bytes)
+        return byteCount
     }
 
     private func fixedLengthField(_ object: JSONValue, _ name: String, bytes: Int) throws(VaultShapeError) {
-        let decoded = try base64URLField(object, name, path: name)
-        guard decoded.count == bytes else {
-            throw VaultShapeError("\(name) must decode to exactly \(bytes) bytes, not \(decoded.count)")
+        let byteCount = try base64URLField(object, name, path: name)
+        guard byteCount == bytes else {
+            throw VaultShapeError("\(name) must decode to exactly \(bytes) bytes, not \(byteCount)")
         }
     }
 }

@@ -142,17 +142,15 @@ public struct VaultEnvelope: Sendable {
 
     /// The blob's JSON text: the seed's members in the seed's order, then the extended form's.
     func encoded() -> Data {
-        var members: [(key: String, value: JSONValue)] = []
+        var writer = JSONObjectWriter()
         for member in headerMembers {
-            members.append(member)
+            writer.append(member.key, member.value)
             if member.key == "wrappedDeks" {
-                members += [
-                    ("cipher", .string(Base64URL.encode(sealedBox.ciphertext))),
-                    ("iv", .string(sealedBox.nonce.withUnsafeBytes { Base64URL.encode($0) })),
-                    ("tag", .string(Base64URL.encode(sealedBox.tag))),
-                ]
+                writer.appendBase64URL("cipher", of: sealedBox.ciphertext)
+                writer.appendBase64URL("iv", of: sealedBox.nonce.withUnsafeBytes { Data($0) })
+                writer.appendBase64URL("tag", of: sealedBox.tag)
             }
         }
-        return JSONSerializer.data(of: .object(members))
+        return writer.finish()
     }
 }

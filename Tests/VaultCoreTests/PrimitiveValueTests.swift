@@ -20,6 +20,38 @@ import VaultCore
         #expect(Base64URL.decode("AA") == Data([0]))
         #expect(Base64URL.decode("") == Data())
     }
+
+    /// Lengths around the vector loops' strides (24 bytes in, 32 letters in) and a vault-sized one, against
+    /// Foundation's standard-alphabet coder.
+    @Test func agreesWithFoundationAcrossTheVectorStrides() {
+        var generator = SystemRandomNumberGenerator()
+        for length in Array(0..<260) + [4095, 4096, 65_536, 1_048_576 + 7] {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let expected = bytes.base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            let text = Base64URL.encode(bytes)
+            #expect(text == expected, "length \(length)")
+            #expect(Base64URL.decode(text) == bytes, "length \(length)")
+            #expect(Base64URL.decodedCount(ofValid: text) == length, "length \(length)")
+        }
+    }
+
+    /// A letter outside the alphabet is caught wherever it falls: in a vector block, in the scalar rest, in the tail.
+    @Test func refusesABadLetterAtEveryPosition() {
+        let text = Array(Base64URL.encode(Data((0..<150).map { UInt8($0) })).utf8)  // 200 letters
+        for position in text.indices {
+            for bad in [UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: " "), 0x80, 0xFF, 0] {
+                var corrupted = text
+                corrupted[position] = bad
+                let spelled = String(decoding: corrupted, as: UTF8.self)
+                #expect(corrupted.withUnsafeBytes { Base64URL.decode($0) } == nil, "byte \(bad) at \(position)")
+                if spelled.utf8.count == corrupted.count {
+                    #expect(Base64URL.decodedCount(ofValid: spelled) == nil, "byte \(bad) at \(position)")
+                }
+            }
+        }
+    }
 }
 
 @Suite struct UTCTimestampTests {

@@ -26,7 +26,8 @@ extension AES.GCM {
             guard tag.count == Self.tagByteCount else {
                 throw CryptoError(.invalidParameter, "an AES-GCM tag is 16 bytes")
             }
-            self.init(validatedNonce: nonce, ciphertext: Data(ciphertext), tag: Data(tag))
+            // Data(_:) of a generic argument copies even a Data; a vault's ciphertext runs to megabytes.
+            self.init(validatedNonce: nonce, ciphertext: ciphertext as? Data ?? Data(ciphertext), tag: Data(tag))
         }
 
         /// Splits `nonce (12) || ciphertext || tag (16)`.

@@ -138,10 +138,11 @@ final class CipherContext {
 
     /// Streams `input` through the cipher and finishes it; a failing final step (a GCM tag mismatch) wipes the output.
     private func process(_ input: some DataProtocol, finalFailure: CryptoError) throws -> Data {
-        var output = Data(count: input.count + 16)
+        // Uninitialized memory handed to Data as is: Data(count:) would first zero a megabyte-sized vault.
+        let capacity = input.count + 16
+        let base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16).assumingMemoryBound(to: UInt8.self)
         var written = 0
-        let finished = try output.withUnsafeMutableBytes { buffer -> Bool in
-            let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        do {
             try LibCrypto.forEachChunk(of: input) { pointer, length in
                 var produced: Int32 = 0
                 try LibCrypto.check(EVP_CipherUpdate(context, base + written, &produced, pointer, length), .libraryFailure, "EVP_CipherUpdate failed")
@@ -150,13 +151,14 @@ final class CipherContext {
             var produced: Int32 = 0
             guard EVP_CipherFinal_ex(context, base + written, &produced) > 0 else {
                 ERR_clear_error()
-                OPENSSL_cleanse(buffer.baseAddress, buffer.count)
-                return false
+                throw finalFailure
             }
             written += Int(produced)
-            return true
+        } catch {
+            OPENSSL_cleanse(base, capacity)
+            base.deallocate()
+            throw error
         }
-        guard finished else { throw finalFailure }
-        return output.prefix(written)
+        return Data(bytesNoCopy: base, count: written, deallocator: .custom { memory, _ in memory.deallocate() })
     }
 }
