@@ -48,6 +48,11 @@ public struct WalletVaultService: HTTPResponder {
         return response
     }
 
+    /// Saves and erasures wait for a synced commit; everything else answers from memory or a read.
+    public func waitsOnStorage(_ request: HTTPRequest) -> Bool {
+        request.path == Self.backupPath && request.method == "POST"
+    }
+
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let started = DispatchTime.now()
         let notes = RequestNotes()

@@ -9,8 +9,8 @@ struct SQLiteVaultStoreTests {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
     let key = StorageKey(bytes: Data(repeating: 9, count: 32))
 
-    func request(_ body: String, at milliseconds: Int64, limit: Int = 60) -> SaveRequest {
-        SaveRequest(key: key, body: Data(body.utf8),
+    func request(_ body: String, at milliseconds: Int64, limit: Int = 60, for user: StorageKey? = nil) -> SaveRequest {
+        SaveRequest(key: user ?? key, body: Data(body.utf8),
                     header: VaultBlobHeader(updatedUtc: "2026-08-12T19:00:00Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
                                             hint: "h", kekIDs: ["k"], cipherByteCount: 1),
                     precondition: .none, rateLimit: SlidingWindowRateLimit(limit: limit),
@@ -55,5 +55,23 @@ struct SQLiteVaultStoreTests {
             try future.execute("PRAGMA user_version = \(SQLiteVaultStore.migrations.count + 1)")
         }
         #expect(throws: StoreError.self) { try SQLiteVaultStore(path: path, historyVersions: 10) }
+    }
+
+    /// Checkpoints run off the save path, yet they do run: the saves reach the database file itself, not only the log.
+    @Test func backgroundCheckpointsCopyTheLogIntoTheDatabase() throws {
+        let body = String(repeating: "x", count: 65_536)
+        let users = (0..<400).map { StorageKey(bytes: Data([UInt8($0 % 256), UInt8($0 / 256)] + Array(repeating: 1, count: 30))) }
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        for (index, user) in users.enumerated() {
+            _ = try store.save(request(body, at: Int64(index + 1) * 1000, for: user))
+        }
+        // 400 saves put 25 MiB through the log; without a checkpoint the database file would stay a few pages long.
+        func databaseBytes() -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+        let deadline = Date().addingTimeInterval(10)
+        while databaseBytes() < 20 << 20 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(databaseBytes() >= 20 << 20, "database file is \(databaseBytes()) bytes")
+        store.close()
+        let reopened = try SQLiteVaultStore(path: path, historyVersions: 10)
+        for user in users { #expect(try reopened.load(user)?.body.count == 65_536) }
     }
 }

@@ -6,4 +6,12 @@ public protocol HTTPResponder: Sendable {
     func tooLargeResponse(method: String, path: String, limit: Int) -> HTTPResponse
     /// Answers a complete request; never throws, since every failure has an answer.
     func respond(to request: HTTPRequest) -> HTTPResponse
+    /// Whether answering may wait on the disk (a synced commit), so the server should not hold a worker thread
+    /// for it.
+    func waitsOnStorage(_ request: HTTPRequest) -> Bool
+}
+
+extension HTTPResponder {
+    /// By default nothing waits on storage.
+    public func waitsOnStorage(_ request: HTTPRequest) -> Bool { false }
 }

@@ -7,6 +7,11 @@ import Synchronization
 ///
 /// libmicrohttpd parses HTTP; this class only moves complete requests to a `HTTPResponder`
 /// and its answers back, and enforces the body cap while the upload arrives.
+///
+/// Requests the responder says wait on storage are answered off the worker threads: the connection is
+/// suspended, the request runs on `storageQueue`, and the connection resumes with the answer. A worker
+/// thread serves many connections, so one held for a disk flush would stall them all, and the saves
+/// waiting on one commit could never outnumber the workers, which is what lets a commit carry many.
 public final class HTTPServer: @unchecked Sendable {
     // @unchecked: `daemon` is written only by start/stop, which callers do not run concurrently.
 
@@ -42,6 +47,10 @@ public final class HTTPServer: @unchecked Sendable {
     private let inFlight = Atomic<Int>(0)
     /// Set once draining starts: answers then close their connection so clients stop reusing it.
     private let draining = Atomic<Bool>(false)
+    /// Where requests that wait on storage run while their connection is suspended.
+    private let storageQueue = DispatchQueue(label: "walletvault.http.storage", attributes: .concurrent)
+    /// Requests running on `storageQueue`: libmicrohttpd must not stop while a connection is suspended.
+    private let suspended = DispatchGroup()
 
     /// Creates a server; nothing listens until `start`. `metrics` learns of connections opening and closing.
     public init(options: Options, responder: any HTTPResponder, metrics: ServerMetrics? = nil) {
@@ -102,6 +111,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops the server, closing every connection.
     public func stop() {
+        suspended.wait()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
     }
@@ -149,13 +159,31 @@ public final class HTTPServer: @unchecked Sendable {
             }
             return .YES
         }
+        if let response = upload.offloadedResponse.withLock({ $0.take() }) {
+            // Called again after the resume: the answer is ready.
+            return Self.queue(response, on: connection, closing: draining.load(ordering: .acquiring))
+        }
         if upload.answered { return .YES }
         if upload.refused { return refuse(upload, on: connection) }
         let request = HTTPRequest(
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
             headers: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
-        return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
+        guard responder.waitsOnStorage(request) else {
+            return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
+        }
+        upload.answered = true
+        upload.body = Data()
+        MHD_suspend_connection(connection)
+        let resumable = SuspendedConnection(connection)
+        suspended.enter()
+        storageQueue.async { [responder, suspended] in
+            let response = responder.respond(to: request)
+            upload.offloadedResponse.withLock { $0 = response }
+            MHD_resume_connection(resumable.connection)
+            suspended.leave()
+        }
+        return .YES
     }
 
     private func refuse(_ upload: UploadState, on connection: OpaquePointer) -> MHD_Result {
@@ -227,7 +255,9 @@ public final class HTTPServer: @unchecked Sendable {
 }
 
 /// The body read so far for one request, owned by libmicrohttpd's per-request slot.
-private final class UploadState {
+private final class UploadState: @unchecked Sendable {
+    // @unchecked: only libmicrohttpd's thread for this connection touches the plain properties; the storage
+    // queue touches only `offloadedResponse`, under its lock.
     let method: String
     let path: String
     let limit: Int
@@ -236,13 +266,25 @@ private final class UploadState {
     var received = 0
     /// The body is over the limit: it is drained, not kept.
     var refused = false
-    /// The 413 is queued; later upload calls only discard.
+    /// An answer is queued or being made; later upload calls only discard.
     var answered = false
+    /// The answer made on the storage queue, handed back when the connection resumes.
+    let offloadedResponse = Mutex<HTTPResponse?>(nil)
 
     init(method: String, path: String, limit: Int) {
         self.method = method
         self.path = path
         self.limit = limit
+    }
+}
+
+/// A suspended connection, handed to the storage queue to resume.
+private struct SuspendedConnection: @unchecked Sendable {
+    // @unchecked: libmicrohttpd allows MHD_resume_connection from any thread.
+    let connection: OpaquePointer
+
+    init(_ connection: OpaquePointer) {
+        self.connection = connection
     }
 }
 

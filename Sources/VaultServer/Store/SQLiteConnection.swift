@@ -5,6 +5,8 @@ import Foundation
 final class SQLiteConnection: @unchecked Sendable {
     // @unchecked: opened without SQLite's mutex, so one thread at a time uses a connection; pools hand it over under a lock.
     private let handle: OpaquePointer
+    /// Keeps the write-ahead-log observer alive while SQLite holds its address.
+    private var walObserver: WALObserver?
 
     /// Opens (creating if needed) a database file.
     init(path: String) throws(StoreError) {
@@ -49,6 +51,23 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Calls `observer` after each commit with the number of frames in the write-ahead log.
+    ///
+    /// This replaces SQLite's automatic checkpoints on this connection: the observer decides when to checkpoint.
+    func observeWriteAheadLog(_ observer: @escaping @Sendable (Int) -> Void) {
+        let box = WALObserver(observer)
+        walObserver = box
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            Unmanaged<WALObserver>.fromOpaque(context!).takeUnretainedValue().observe(Int(frames))
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// Copies committed log frames into the database file without waiting for readers or the writer.
+    func checkpointPassively() throws(StoreError) {
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil))
+    }
+
     /// Turns a SQLite result code into a `StoreError`, passing OK, ROW and DONE through.
     @discardableResult
     func check(_ code: Int32) throws(StoreError) -> Int32 {
@@ -60,6 +79,15 @@ final class SQLiteConnection: @unchecked Sendable {
         default:
             throw StoreError(.corrupt, "SQLite \(code): \(String(cString: sqlite3_errmsg(handle)))")
         }
+    }
+}
+
+/// The closure `sqlite3_wal_hook` reaches through its context pointer.
+private final class WALObserver: Sendable {
+    let observe: @Sendable (Int) -> Void
+
+    init(_ observe: @escaping @Sendable (Int) -> Void) {
+        self.observe = observe
     }
 }
 

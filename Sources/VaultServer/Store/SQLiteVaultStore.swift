@@ -51,6 +51,7 @@ public final class SQLiteVaultStore: VaultStore {
     private let writeLock = SharedLock()
     private let writer: SQLiteWriter
     private let groupCommit: SQLiteGroupCommit
+    private let checkpointer: SQLiteCheckpointer
     private let readers = Mutex<[SQLiteConnection]>([])
 
     /// Opens or creates the database at `path`, brings its schema up to date, and keeps the newest
@@ -65,8 +66,15 @@ public final class SQLiteVaultStore: VaultStore {
         try Self.migrate(connection)
         let writer = try SQLiteWriter(connection)
         self.writer = writer
+        let checkpointer = SQLiteCheckpointer(connection: try Self.open(path))
+        self.checkpointer = checkpointer
+        connection.observeWriteAheadLog { frames in checkpointer.committed(logFrames: frames) }
         groupCommit = SQLiteGroupCommit { [writeLock] requests in
-            writeLock.mutex.withLock { _ in Self.commit(requests, with: writer, historyVersions: historyVersions) }
+            writeLock.mutex.withLock { _ in
+                let results = Self.commit(requests, with: writer, historyVersions: historyVersions)
+                if checkpointer.mustCheckpointNow { try? writer.connection.execute("PRAGMA wal_checkpoint(RESTART)") }
+                return results
+            }
         }
     }
 
@@ -138,6 +146,7 @@ public final class SQLiteVaultStore: VaultStore {
 
     public func close() {
         // Fold the write-ahead log into the database file, so a copy of the file alone is complete.
+        checkpointer.drain()
         writeLock.mutex.withLock { _ in try? writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         readers.withLock { $0.removeAll() }
     }
