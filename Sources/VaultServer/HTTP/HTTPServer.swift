@@ -9,7 +9,7 @@ import Synchronization
 /// and its answers back, and enforces the body cap while the upload arrives.
 ///
 /// Requests the responder says wait on storage are answered off the worker threads: the connection is
-/// suspended, the request runs on `storageQueue`, and the connection resumes with the answer. A worker
+/// suspended, the request runs on a `BlockingWorkPool`, and the connection resumes with the answer. A worker
 /// thread serves many connections, so one held for a disk flush would stall them all, and the saves
 /// waiting on one commit could never outnumber the workers, which is what lets a commit carry many.
 public final class HTTPServer: @unchecked Sendable {
@@ -23,6 +23,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var port: UInt16 = 8080
         /// Worker threads.
         public var threads = 4
+        /// Threads for requests that wait on storage: the most saves that can wait on one commit together.
+        public var storageThreads = 64
         /// Most open connections in all.
         public var connectionLimit = 1024
         /// Most open connections from one IP; 0 for no cap.
@@ -47,9 +49,9 @@ public final class HTTPServer: @unchecked Sendable {
     private let inFlight = Atomic<Int>(0)
     /// Set once draining starts: answers then close their connection so clients stop reusing it.
     private let draining = Atomic<Bool>(false)
-    /// Where requests that wait on storage run while their connection is suspended.
-    private let storageQueue = DispatchQueue(label: "walletvault.http.storage", attributes: .concurrent)
-    /// Requests running on `storageQueue`: libmicrohttpd must not stop while a connection is suspended.
+    /// Where requests that wait on storage run while their connection is suspended; set while started.
+    private var storageWorkers: BlockingWorkPool?
+    /// Requests running on `storageWorkers`: libmicrohttpd must not stop while a connection is suspended.
     private let suspended = DispatchGroup()
 
     /// Creates a server; nothing listens until `start`. `metrics` learns of connections opening and closing.
@@ -90,6 +92,7 @@ public final class HTTPServer: @unchecked Sendable {
             throw ServerStartupError("cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
         }
         daemon = started
+        storageWorkers = BlockingWorkPool(threads: options.storageThreads, name: "walletvault-storage")
         return wv_mhd_bound_port(started)
     }
 
@@ -114,6 +117,8 @@ public final class HTTPServer: @unchecked Sendable {
         suspended.wait()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
+        storageWorkers?.shutDown()
+        storageWorkers = nil
     }
 
     /// How much of an over-limit body is read and thrown away so the client can read the 413.
@@ -169,7 +174,7 @@ public final class HTTPServer: @unchecked Sendable {
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
             headers: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
-        guard responder.waitsOnStorage(request) else {
+        guard let storageWorkers, responder.waitsOnStorage(request) else {
             return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
         }
         upload.answered = true
@@ -177,7 +182,7 @@ public final class HTTPServer: @unchecked Sendable {
         MHD_suspend_connection(connection)
         let resumable = SuspendedConnection(connection)
         suspended.enter()
-        storageQueue.async { [responder, suspended] in
+        storageWorkers.run { [responder, suspended] in
             let response = responder.respond(to: request)
             upload.offloadedResponse.withLock { $0 = response }
             MHD_resume_connection(resumable.connection)
