@@ -74,4 +74,10 @@ struct SQLiteVaultStoreTests {
         let reopened = try SQLiteVaultStore(path: path, historyVersions: 10)
         for user in users { #expect(try reopened.load(user)?.body.count == 65_536) }
     }
+
+    @Test func newDatabasesUseSixteenKiBPages() throws {
+        _ = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let pageSize = try SQLiteConnection(path: path).prepare("PRAGMA page_size").query([]) { $0.integer(0) }.first
+        #expect(pageSize == 16_384)
+    }
 }

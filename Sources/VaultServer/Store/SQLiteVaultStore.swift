@@ -171,8 +171,10 @@ public final class SQLiteVaultStore: VaultStore {
 
     private static func open(_ path: String) throws(StoreError) -> SQLiteConnection {
         let connection = try SQLiteConnection(path: path)
-        // FULL makes each commit reach the disk before the save is acknowledged.
-        try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;")
+        // FULL makes each commit reach the disk before the save is acknowledged. 16 KiB pages (for a new file;
+        // an existing one keeps its size) put a 64 KiB blob in 5 pages instead of 17: fewer log frames, overflow
+        // pages and write calls per save; measured 20% more saves per second than 4 KiB (docs/PERFORMANCE.md).
+        try connection.execute("PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;")
         return connection
     }
 
