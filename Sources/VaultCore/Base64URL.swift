@@ -88,9 +88,17 @@ public enum Base64URL {
     /// Decodes unpadded base64url letters held in a raw buffer; returns nil for anything non-canonical.
     public static func decode(_ letters: UnsafeRawBufferPointer) -> Data? {
         guard let byteCount = decodedCount(ofLetterCount: letters.count) else { return nil }
-        var output = Data(count: byteCount)
-        let valid = output.withUnsafeMutableBytes { decode(letters, into: $0) }
-        return valid ? output : nil
+        // Uninitialized memory handed to Data as is: Data(count:) would first zero a megabyte-sized ciphertext.
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
+        guard decode(letters, into: output) else {
+            output.deallocate()
+            return nil
+        }
+        guard let base = output.baseAddress, byteCount > 0 else {
+            output.deallocate()
+            return Data()
+        }
+        return Data(bytesNoCopy: base, count: byteCount, deallocator: .custom { memory, _ in memory.deallocate() })
     }
 
     /// The number of bytes `letterCount` letters decode to, or nil when no canonical encoding has that length.
