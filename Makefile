@@ -41,8 +41,10 @@ hostile: build
 fuzz-smoke: deps
 	scripts/fuzz_smoke.sh
 
+# SQLite, then PostgreSQL on a throwaway cluster; each 20 rounds of a 64-client save storm and a SIGKILL.
 crash-test: build
 	scripts/crash_test.sh
+	scripts/with-postgres.sh env CRASH_DATABASE=postgres scripts/crash_test.sh
 
 soak: build
 	scripts/soak.sh

@@ -3,25 +3,37 @@
 
 Each round: `--clients` threads save blobs of random size (one marker per attempt) for `--users` users, two or more
 clients per user so saves of one user race; each client records every attempt and every 200 it got (sync_id, body).
-After a random 0.5-3 s the server is killed with SIGKILL mid-storm. The database is integrity-checked (SQLite:
-`PRAGMA integrity_check` on a copy of the file and its WAL, taken before the server reopens it), the server is
-restarted and every user's blob is loaded and judged:
+After a random 0.5-3 s the server is killed with SIGKILL mid-storm. Before the server is restarted the database
+is checked where it lies:
 
-* the stored version's sync_id is at least the newest acknowledged one (no acknowledged save lost);
+* SQLite: `PRAGMA integrity_check` on a copy of the file and its WAL as the kill left them;
+  PostgreSQL: amcheck's `bt_index_parent_check(index, heapallindexed => true, rootdescend => true)` on every index
+  of the vault tables and of their TOAST tables, and `verify_heapam(table, check_toast => true)` on every table;
+* every stored version row is read in full (bodies detoasted): each body must be, byte for byte, one of the saves
+  sent for the user its storage key belongs to, and parse as JSON; every row of the other tables is read.
+
+Then the server is restarted and every user is judged through the API (load, versions, load by sync_id):
+
+* the current version's sync_id is at least the newest acknowledged one (no acknowledged save lost);
 * if it equals it, the bytes are that save's exactly; if it is newer, it is one of the user's unacknowledged
   attempts (a save committed as the kill landed, before its answer), byte for byte;
+* every acknowledged save not yet pushed out of the kept history (the newest `history_versions`, 10) is listed
+  by `versions` and loads by its sync_id with exactly its bytes; older ones are superseded by later saves;
 * nothing else: no torn, mixed or unknown blob.
 
     scripts/crash_test.py [--rounds 20] [--clients 64] [--users 32] [--database sqlite]
 
-`--database` is `sqlite` (a file in the run's directory) or any value the config's `database` key takes (for
-PostgreSQL, its URL: the script then skips the SQLite check and runs `--integrity-command` if given).
+`--database` is `sqlite` (a file in the run's directory) or any value the config's `database` key takes. For a
+`postgres://` or `postgresql://` URL the checks above run through `psql` (from $WALLETVAULT_TEST_PGBIN, else
+PATH; the role must be allowed to `CREATE EXTENSION amcheck`). `--integrity-command` adds a shell command that
+must exit 0 (for any other database, or an extra check).
 Prints per-round counts and a total; exits 1 on any violation.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
 import json
 import os
@@ -38,6 +50,8 @@ import wvlive  # noqa: E402
 
 SAVE = "/wallet-backup.ashx?action=save"
 LOAD = "/wallet-backup.ashx?action=load"
+VERSIONS = "/wallet-backup.ashx?action=versions"
+HISTORY_VERSIONS = 10  # the server's default `history_versions`; the config written here does not change it
 
 
 class Ledger:
@@ -61,6 +75,16 @@ class Ledger:
     def newest_ack(self):
         with self.lock:
             return max(self.acked) if self.acked else None
+
+    def all_acked(self) -> list[tuple[str, str]]:
+        with self.lock:
+            return list(self.acked)
+
+
+def sync_id_text(milliseconds: int) -> str:
+    """The server's sync_id for a stored sync_ms: RFC 3339 UTC with three fraction digits."""
+    moment = datetime.datetime.fromtimestamp(milliseconds // 1000, tz=datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{milliseconds % 1000:03d}Z"
 
 
 def make_body(user: str, client: int, sequence: int, rng: random.Random) -> bytes:
@@ -114,26 +138,102 @@ def storm(port: int, tokens: dict, ledgers: dict, users: list, clients: int, sto
     return threads
 
 
-def sqlite_integrity(path: str, scratch: str) -> str:
-    """PRAGMA integrity_check on a copy of the database and its WAL, as the kill left them."""
+def judge_rows(rows, owners: dict, ledgers: dict) -> tuple[list[str], str]:
+    """Every stored version row (storage key, sync_ms, body) must be a save sent for one user, and parse."""
+    problems = []
+    users_by_key: dict[str, str] = {}
+    count = 0
+    for storage_key, sync_ms, body in rows:
+        count += 1
+        digest = hashlib.sha256(body).hexdigest()
+        user = owners.get(digest)
+        if user is None:
+            problems.append(f"row {storage_key[:12]}/{sync_ms}: {len(body)} bytes that are none of the saves sent (torn?)")
+            continue
+        try:
+            json.loads(body)
+        except ValueError:
+            problems.append(f"row {storage_key[:12]}/{sync_ms}: does not parse as JSON")
+        if users_by_key.setdefault(storage_key, user) != user:
+            problems.append(f"storage key {storage_key[:12]} holds saves of {users_by_key[storage_key]} and of {user}")
+        stamp = sync_id_text(sync_ms)
+        for acked_id, acked_digest in ledgers[user].all_acked():
+            if acked_id == stamp and acked_digest != digest:
+                problems.append(f"{user}: row {stamp} has other bytes than the save acknowledged with that sync_id")
+    return problems, f"{count} version rows read, {len(users_by_key)} users"
+
+
+def sqlite_check(path: str, scratch: str, owners: dict, ledgers: dict) -> tuple[list[str], str]:
+    """PRAGMA integrity_check and a full read, on a copy of the database and its WAL as the kill left them."""
     copy = os.path.join(scratch, "check.sqlite")
-    for suffix in ("", "-wal"):
+    for suffix in ("", "-wal", "-shm"):
         target = copy + suffix
         if os.path.exists(target):
             os.remove(target)
-        if os.path.exists(path + suffix):
+        if suffix != "-shm" and os.path.exists(path + suffix):
             shutil.copyfile(path + suffix, target)
     connection = sqlite3.connect(copy)
     try:
-        rows = connection.execute("PRAGMA integrity_check").fetchall()
-        return ", ".join(str(row[0]) for row in rows)
+        result = ", ".join(str(row[0]) for row in connection.execute("PRAGMA integrity_check").fetchall())
+        problems = [] if result == "ok" else [f"PRAGMA integrity_check: {result}"]
+        # A body stored as TEXT rather than BLOB would be a fault too; it is compared by its bytes all the same.
+        rows = ((key.hex(), sync_ms, body.encode() if isinstance(body, str) else bytes(body)) for key, sync_ms, body in
+                connection.execute("SELECT storage_key, sync_ms, body FROM vault_versions"))
+        row_problems, summary = judge_rows(rows, owners, ledgers)
+        others = sum(connection.execute(f"SELECT count(*), sum(length(storage_key)) FROM {table}").fetchone()[0]
+                     for table in ("vault_users", "save_events"))
+        return problems + row_problems, f"integrity_check {result}; {summary}; {others} other rows read"
     finally:
         connection.close()
 
 
+def psql_command() -> str:
+    pgbin = os.environ.get("WALLETVAULT_TEST_PGBIN", "")
+    return os.path.join(pgbin, "psql") if pgbin else "psql"
+
+
+def psql(url: str, sql: str) -> str:
+    done = subprocess.run([psql_command(), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql],
+                          capture_output=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"psql failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode()
+
+
+# The vault tables and their TOAST tables; every index on them.
+PG_TABLES = """SELECT c.oid FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+               UNION SELECT c.reltoastrelid FROM pg_class c
+               WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.reltoastrelid <> 0"""
+
+
+def postgres_check(url: str, owners: dict, ledgers: dict) -> tuple[list[str], str]:
+    """amcheck on every index and heap of the vault tables (TOAST included), then a full read of every row."""
+    problems = []
+    psql(url, "CREATE EXTENSION IF NOT EXISTS amcheck")
+    indexes = psql(url, f"""SELECT i.indexrelid::regclass, bt_index_parent_check(i.indexrelid, true, true)
+                             FROM pg_index i WHERE i.indrelid IN ({PG_TABLES})""").split()
+    heap = psql(url, f"""SELECT t.oid::regclass || ' ' || v.blkno || '/' || coalesce(v.offnum, 0) || ': ' || v.msg
+                          FROM ({PG_TABLES}) t(oid), verify_heapam(t.oid, check_toast => true) v""").strip()
+    tables = int(psql(url, f"SELECT count(*) FROM ({PG_TABLES}) t").strip())
+    if heap:
+        problems += [f"verify_heapam: {line}" for line in heap.splitlines()]
+    dump = psql(url, """COPY (SELECT encode(storage_key, 'hex'), sync_ms, encode(body, 'hex') FROM vault_versions)
+                        TO STDOUT""")
+    rows = []
+    for line in dump.splitlines():
+        storage_key, sync_ms, body = line.split("\t")
+        rows.append((storage_key, int(sync_ms), bytes.fromhex(body)))
+    row_problems, summary = judge_rows(rows, owners, ledgers)
+    others = psql(url, """SELECT (SELECT count(*) FROM vault_users WHERE length(storage_key) > 0)
+                               + (SELECT count(*) FROM save_events WHERE length(storage_key) > 0)""").strip()
+    return (problems + row_problems,
+            f"amcheck: {len(indexes)} indexes bt_index_parent_check ok, verify_heapam on {tables} tables "
+            f"{'ok' if not heap else 'FAILED'}; {summary}; {others} other rows read")
+
+
 def verify(port: int, tokens: dict, ledgers: dict) -> tuple[list[str], dict]:
     problems = []
-    counts = {"users": 0, "exact": 0, "newer_unacked": 0, "empty": 0}
+    counts = {"users": 0, "exact": 0, "newer_unacked": 0, "empty": 0, "history_checked": 0}
     for user, ledger in ledgers.items():
         counts["users"] += 1
         reply = wvlive.http(port, "GET", LOAD, token=tokens[user], timeout=10)
@@ -164,7 +264,34 @@ def verify(port: int, tokens: dict, ledgers: dict) -> tuple[list[str], dict]:
                 counts["exact"] += 1
         else:
             problems.append(f"{user}: stored {stored_id} is older than acknowledged {newest[0]}")
+        problems += verify_history(port, tokens[user], user, ledger, counts)
     return problems, counts
+
+
+def verify_history(port: int, token: str, user: str, ledger: Ledger, counts: dict) -> list[str]:
+    """Every acknowledged save still inside the kept history is listed and loads by sync_id, byte for byte."""
+    reply = wvlive.http(port, "GET", VERSIONS, token=token, timeout=10)
+    if reply is None or reply.status != 200:
+        return [f"{user}: versions answered {reply and reply.status}"]
+    listed = [version["sync_id"] for version in reply.json()["versions"]]
+    if len(listed) > HISTORY_VERSIONS or listed != sorted(listed, reverse=True) or len(set(listed)) != len(listed):
+        return [f"{user}: versions listing is not {HISTORY_VERSIONS} or fewer distinct sync_ids, newest first: {listed}"]
+    oldest_kept = listed[-1] if len(listed) == HISTORY_VERSIONS else ""
+    problems = []
+    for sync_id, digest in ledger.all_acked():
+        if sync_id < oldest_kept:
+            continue  # pushed out of the history by later saves
+        if sync_id not in listed:
+            problems.append(f"{user}: acknowledged save {sync_id} is missing from versions {listed}")
+            continue
+        loaded = wvlive.http(port, "GET", f"{LOAD}&sync_id={sync_id}", token=token, timeout=10)
+        if loaded is None or loaded.status != 200:
+            problems.append(f"{user}: acknowledged save {sync_id} answered {loaded and loaded.status} by sync_id")
+        elif hashlib.sha256(loaded.body).hexdigest() != digest:
+            problems.append(f"{user}: acknowledged save {sync_id} loads with other bytes")
+        else:
+            counts["history_checked"] += 1
+    return problems
 
 
 def main() -> int:
@@ -183,13 +310,14 @@ def main() -> int:
     directory = wvlive.temp_directory("wv-crash-")
     sqlite_path = os.path.join(directory, "vault.sqlite") if arguments.database == "sqlite" else None
     database = "sqlite:vault.sqlite" if sqlite_path else arguments.database
+    postgres_url = database if database.startswith(("postgres://", "postgresql://")) else None
     setup = wvlive.ServerSetup(directory, max_blob_bytes=65536, saves_per_hour=1_000_000, connection_timeout=10,
                                database=database, threads=4)
     server = wvlive.Server(setup)
     users = [f"crash-{i}" for i in range(arguments.users)]
     tokens = {}
     ledgers = {user: Ledger() for user in users}
-    totals = {"attempts": 0, "acked": 0, "unanswered": 0, "other": 0}
+    totals = {"attempts": 0, "acked": 0, "unanswered": 0, "other": 0, "history_checked": 0, "newer_unacked": 0}
     failures = 0
     print(f"crash test: {arguments.rounds} rounds, {arguments.clients} clients, {arguments.users} users, "
           f"database {arguments.database}, seed {arguments.seed}")
@@ -208,31 +336,48 @@ def main() -> int:
             stop.set()
             for thread in threads:
                 thread.join(10)
-            integrity = "skipped"
+            owners = {digest: user for user, ledger in ledgers.items() for digest in ledger.attempts}
+            problems = []
             if sqlite_path:
-                integrity = sqlite_integrity(sqlite_path, directory)
-            elif arguments.integrity_command:
+                found, integrity = sqlite_check(sqlite_path, directory, owners, ledgers)
+                problems += found
+            elif postgres_url:
+                try:
+                    found, integrity = postgres_check(postgres_url, owners, ledgers)
+                    problems += found
+                except RuntimeError as error:
+                    integrity = "failed"
+                    problems.append(f"database check: {error}")
+            else:
+                integrity = "no database check"
+            if arguments.integrity_command:
                 done = subprocess.run(arguments.integrity_command, shell=True, capture_output=True, text=True)
-                integrity = "ok" if done.returncode == 0 else f"failed: {done.stdout.strip()} {done.stderr.strip()}"
+                integrity += "; integrity command " + ("ok" if done.returncode == 0 else "FAILED")
+                if done.returncode != 0:
+                    problems.append(f"integrity command: {done.stdout.strip()} {done.stderr.strip()}")
             server.start()
-            problems, counts = verify(server.port, tokens, ledgers)
-            if integrity not in ("ok", "skipped"):
-                problems.append(f"integrity check: {integrity}")
+            found, counts = verify(server.port, tokens, ledgers)
+            problems += found
             if counters["other"]:
                 problems.append(f"unexpected statuses during the storm: {counters.get('statuses')}")
+            counters["history_checked"] = counts["history_checked"]
+            counters["newer_unacked"] = counts["newer_unacked"]
             for key in totals:
                 totals[key] += counters[key]
             print(f"round {round_number:2}: killed after {delay:.2f} s; {counters['attempts']} saves sent, "
-                  f"{counters['acked']} acknowledged, {counters['unanswered']} unanswered; integrity {integrity}; "
+                  f"{counters['acked']} acknowledged, {counters['unanswered']} unanswered; {integrity}; "
                   f"{counts['exact']} users at their newest acknowledged save, {counts['newer_unacked']} at a newer "
-                  f"unacknowledged one, {counts['empty']} empty; {len(problems)} problems")
+                  f"unacknowledged one, {counts['empty']} empty; {counts['history_checked']} acknowledged saves "
+                  f"loaded by sync_id; {len(problems)} problems")
             for problem in problems:
                 print(f"FAIL round {round_number}: {problem}")
             failures += len(problems)
         all_acked = sum(len(ledger.acked) for ledger in ledgers.values())
-        print(f"total: {arguments.rounds} SIGKILLs, {totals['attempts']} saves sent, {all_acked} acknowledged, "
-              f"{totals['unanswered']} unanswered at the kills; every acknowledged save checked after each restart; "
-              f"{failures} violations")
+        print(f"total ({'sqlite' if sqlite_path else 'postgresql' if postgres_url else arguments.database}): "
+              f"{arguments.rounds} SIGKILLs, {totals['attempts']} saves sent, {all_acked} acknowledged, "
+              f"{totals['unanswered']} unanswered at the kills, {totals['newer_unacked']} times a user's current "
+              f"version was a save committed as the kill landed; {totals['history_checked']} acknowledged saves "
+              f"loaded back by sync_id; {failures} violations")
     finally:
         server.stop()
         if failures == 0:
