@@ -301,6 +301,9 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=32)
     parser.add_argument("--database", default="sqlite")
     parser.add_argument("--integrity-command", default="", help="shell command checking a non-SQLite database")
+    parser.add_argument("--postgres-crash-every", type=int, default=0,
+                        help="every Nth round also stop PostgreSQL with `$WALLETVAULT_TEST_PGCTL stop -m immediate` "
+                             "right after the SIGKILL (no checkpoint: it recovers from its WAL on restart)")
     parser.add_argument("--min-seconds", type=float, default=0.5)
     parser.add_argument("--max-seconds", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=int(time.time()))
@@ -319,6 +322,7 @@ def main() -> int:
     ledgers = {user: Ledger() for user in users}
     totals = {"attempts": 0, "acked": 0, "unanswered": 0, "other": 0, "history_checked": 0, "newer_unacked": 0}
     failures = 0
+    postgres_crashes = 0
     print(f"crash test: {arguments.rounds} rounds, {arguments.clients} clients, {arguments.users} users, "
           f"database {arguments.database}, seed {arguments.seed}")
     try:
@@ -334,8 +338,16 @@ def main() -> int:
             time.sleep(delay)
             server.kill()
             stop.set()
+            postgres_crashed = bool(postgres_url and arguments.postgres_crash_every
+                                    and round_number % arguments.postgres_crash_every == 0)
+            if postgres_crashed:
+                pgctl = os.environ["WALLETVAULT_TEST_PGCTL"]
+                subprocess.run([pgctl, "stop", "-m", "immediate", "-w"], check=True, capture_output=True)
+                postgres_crashes += 1
             for thread in threads:
                 thread.join(10)
+            if postgres_crashed:
+                subprocess.run([pgctl, "start", "-w", "-t", "60"], check=True, capture_output=True)
             owners = {digest: user for user, ledger in ledgers.items() for digest in ledger.attempts}
             problems = []
             if sqlite_path:
@@ -364,7 +376,8 @@ def main() -> int:
             counters["newer_unacked"] = counts["newer_unacked"]
             for key in totals:
                 totals[key] += counters[key]
-            print(f"round {round_number:2}: killed after {delay:.2f} s; {counters['attempts']} saves sent, "
+            print(f"round {round_number:2}: killed after {delay:.2f} s"
+                  f"{' (and PostgreSQL stopped -m immediate)' if postgres_crashed else ''}; {counters['attempts']} saves sent, "
                   f"{counters['acked']} acknowledged, {counters['unanswered']} unanswered; {integrity}; "
                   f"{counts['exact']} users at their newest acknowledged save, {counts['newer_unacked']} at a newer "
                   f"unacknowledged one, {counts['empty']} empty; {counts['history_checked']} acknowledged saves "
@@ -374,7 +387,8 @@ def main() -> int:
             failures += len(problems)
         all_acked = sum(len(ledger.acked) for ledger in ledgers.values())
         print(f"total ({'sqlite' if sqlite_path else 'postgresql' if postgres_url else arguments.database}): "
-              f"{arguments.rounds} SIGKILLs, {totals['attempts']} saves sent, {all_acked} acknowledged, "
+              f"{arguments.rounds} SIGKILLs ({postgres_crashes} with PostgreSQL stopped -m immediate "
+              f"too), {totals['attempts']} saves sent, {all_acked} acknowledged, "
               f"{totals['unanswered']} unanswered at the kills, {totals['newer_unacked']} times a user's current "
               f"version was a save committed as the kill landed; {totals['history_checked']} acknowledged saves "
               f"loaded back by sync_id; {failures} violations")
