@@ -49,10 +49,9 @@ crash-test: build
 soak: build
 	scripts/soak.sh
 
+# One markdown table, every path beside its anchor from the same run; saved under .build/bench/.
 bench: bench-deps release
-	scripts/bench.sh
-	scripts/bench_storage.sh
-	scripts/bench_crypto.sh
+	scripts/bench_all.sh
 
 clean:
 	rm -rf .build

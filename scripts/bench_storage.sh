@@ -3,6 +3,8 @@
 # an anchor that writes the same 64 KiB rows to the same database engine in the same run.
 #   PostgreSQL: pgbench inserting 64 KiB rows on the same cluster (goal: server >= 0.7x).
 #   SQLite:     a Python sqlite3 loop inserting 64 KiB rows, WAL + synchronous=FULL (goal: server >= 1.0x).
+# Prints markdown table rows (| path | value | anchor | anchor value | ratio | goal |) on stdout, everything else
+# on stderr; scripts/bench_all.sh (make bench) prints the header and the rows of every bench script.
 # Usage: scripts/bench_storage.sh  (after `swift build -c release`; starts a throwaway cluster unless
 #        WALLETVAULT_TEST_POSTGRES_URL names one, as under scripts/with-postgres.sh)
 # Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), USERS (default 256).
@@ -79,11 +81,11 @@ measure_server() { # -> "successful saves/s, non-2xx count, socket errors"
 start_server "$URL"
 read -r pg_rps pg_bad pg_err < <(measure_server)
 stop_server
-"$PGBIN/psql" -q "$URL" -c "CREATE TABLE bench_rows (id BIGSERIAL PRIMARY KEY, body BYTEA NOT NULL)"
+"$PGBIN/psql" -q "$URL" -c "CREATE TABLE bench_rows (id BIGSERIAL PRIMARY KEY, body BYTEA NOT NULL)" >&2
 printf "INSERT INTO bench_rows (body) VALUES ('\\\\x%s');\n" "$(cat "$work/blob.hex")" >"$work/insert.sql"
 pgbench_rps=$("$PGBIN/pgbench" -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -f "$work/insert.sql" "$URL" 2>/dev/null \
   | awk '/^tps/ {print $3; exit}')
-"$PGBIN/psql" -q "$URL" -c "DROP TABLE bench_rows"
+"$PGBIN/psql" -q "$URL" -c "DROP TABLE bench_rows" >&2
 
 # SQLite: the server on a fresh file, then one writer inserting the same bytes with the same durability.
 start_server "sqlite:$work/vault.sqlite"
@@ -104,11 +106,10 @@ print(f"{count / (time.monotonic() - start):.1f}")
 PY
 )
 
-ratio() { python3 -c "print(f'{$1/$2:.2f}x')"; }
-echo
-echo "WalletVault storage benchmark — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, wrk -t2 -c$CONNECTIONS -d${DURATION}s, 64 KiB blob, $USERS users"
-echo "| path | req/s | anchor | anchor rate | ratio | goal |"
-echo "|---|---:|---|---:|---:|---|"
-echo "| save 64 KiB, PostgreSQL (D2) | $pg_rps | pgbench INSERT 64 KiB bytea, -c$CONNECTIONS | $pgbench_rps | $(ratio "$pg_rps" "$pgbench_rps") | >= 0.7x |"
-echo "| save 64 KiB, SQLite (D2) | $sqlite_rps | Python sqlite3 INSERT 64 KiB, WAL, synchronous=FULL | $sqlite_anchor_rps | $(ratio "$sqlite_rps" "$sqlite_anchor_rps") | >= 1.0x |"
-echo "non-2xx: PostgreSQL $pg_bad, SQLite $sqlite_bad; socket errors: PostgreSQL $pg_err, SQLite $sqlite_err"
+echo "bench_storage.sh: non-2xx: PostgreSQL $pg_bad, SQLite $sqlite_bad; socket errors: PostgreSQL $pg_err, SQLite $sqlite_err" >&2
+pg_version=$("$PGBIN/postgres" --version | awk '{print $3}' | cut -d. -f1)
+awk -v pr="$pg_rps" -v pa="$pgbench_rps" -v sr="$sqlite_rps" -v sa="$sqlite_anchor_rps" -v c="$CONNECTIONS" -v u="$USERS" \
+    -v pv="$pg_version" -v pbad="$pg_bad" -v sbad="$sqlite_bad" 'BEGIN {
+  printf "| save 64 KiB (D2), PostgreSQL %s, %d connections, %d users | %.0f req/s%s | `pgbench -c%d` INSERT of the same 64 KiB row, same cluster | %.0f tx/s | %.2f× | ≥ 0.7× (%s) |\n", pv, c, u, pr, (pbad > 0 ? sprintf(", %d non-2xx", pbad) : ""), c, pa, pr / pa, (pr / pa >= 0.7 ? "met" : "not met")
+  printf "| save 64 KiB (D2), SQLite, %d connections, %d users | %.0f req/s%s | Python `sqlite3` INSERT of the same 64 KiB row, WAL, `synchronous=FULL` | %.0f rows/s | %.2f× | ≥ 1.0× (%s) |\n", c, u, sr, (sbad > 0 ? sprintf(", %d non-2xx", sbad) : ""), sa, sr / sa, (sr / sa >= 1.0 ? "met" : "not met")
+}'
