@@ -387,8 +387,9 @@ def main() -> int:
             failures += len(problems)
         all_acked = sum(len(ledger.acked) for ledger in ledgers.values())
         print(f"total ({'sqlite' if sqlite_path else 'postgresql' if postgres_url else arguments.database}): "
-              f"{arguments.rounds} SIGKILLs ({postgres_crashes} with PostgreSQL stopped -m immediate "
-              f"too), {totals['attempts']} saves sent, {all_acked} acknowledged, "
+              f"{arguments.rounds} SIGKILLs"
+              f"{f' ({postgres_crashes} with PostgreSQL stopped -m immediate too)' if postgres_url else ''}, "
+              f"{totals['attempts']} saves sent, {all_acked} acknowledged, "
               f"{totals['unanswered']} unanswered at the kills, {totals['newer_unacked']} times a user's current "
               f"version was a save committed as the kill landed; {totals['history_checked']} acknowledged saves "
               f"loaded back by sync_id; {failures} violations")
