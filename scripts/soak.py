@@ -241,6 +241,19 @@ def proc_sample(pid: int) -> tuple[int, int]:
     return rss, len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def fd_kinds(pid: int) -> dict[str, int]:
+    """The server's open descriptors by what they are: a file's path, `socket`, `pipe`, `anon_inode:[...]`."""
+    kinds: dict[str, int] = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue  # closed between the listing and the readlink
+        kind = target.split(":[")[0] if target.startswith(("socket:", "pipe:")) else target
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 def hold_slow(port: int, count: int, seconds: float, stop: threading.Event, result: dict):
     """Opens `count` connections that each send a partial request and then one header byte every few seconds."""
     sockets = []
@@ -323,6 +336,8 @@ def main() -> int:
     slow_thread = None
     warm_rounds: list[tuple[float, threading.Thread, dict]] = []  # (start, thread, result)
     prefill_seconds = None
+    kinds_base: tuple[int, dict] = (0, {})
+    kinds_final: tuple[int, dict] = (0, {})
     failures: list[str] = []
     print(f"soak: {duration:.0f} s at {arguments.rate:.0f} req/s over {arguments.connections} connections; "
           f"saves_per_hour {saves_per_hour}; warm-up: {arguments.prefill_saves} saves per user, then "
@@ -364,6 +379,12 @@ def main() -> int:
             if elapsed >= next_sample:
                 rss, fds = proc_sample(pid)
                 samples.append((elapsed, rss, fds))
+                # What the descriptors are, kept for the largest count in the baseline and in the final window,
+                # so that growth can be named.
+                if warmup <= elapsed < slow_start and fds >= kinds_base[0]:
+                    kinds_base = (fds, fd_kinds(pid))
+                if elapsed >= duration - 30 and fds >= kinds_final[0]:
+                    kinds_final = (fds, fd_kinds(pid))
                 next_sample += 5
             time.sleep(0.2)
         run.stop.set()
@@ -430,6 +451,10 @@ def main() -> int:
         failures.append(f"RSS grew {growth:.2f}% (limit 5%)")
     if fd_final > fd_base:
         failures.append(f"file descriptors grew from {fd_base} to {fd_final}")
+        grown = {kind: kinds_final[1].get(kind, 0) - kinds_base[1].get(kind, 0)
+                 for kind in set(kinds_base[1]) | set(kinds_final[1])}
+        print("file descriptors, largest count before the slow connections against the largest in the last 30 s: "
+              + ", ".join(f"{kind} {change:+d}" for kind, change in sorted(grown.items()) if change))
     if arguments.slow and slow_result.get("still_open", 0) != arguments.slow:
         failures.append(f"only {slow_result.get('still_open', 0)} of {arguments.slow} slow connections stayed open")
     if arguments.slow and during and not p99_during <= 1.5 * p99_before:
