@@ -17,8 +17,9 @@ after it means a leak rather than a cache filling up:
   every user then has a blob in the in-memory blob cache and a full version history, the database file stops
   growing (older versions are trimmed as new ones arrive) and SQLite's page caches have filled;
 * then `--warmup-slow-rounds` (default 2) rounds of `--slow` slow connections are held while the traffic goes on:
-  the allocator's high-water mark for that many open connections is reached within two such rounds (a third and a
-  fourth raise RSS no further; see docs/RELIABILITY.md);
+  on the build this was measured on (38e18e6) the allocator's high-water mark for that many open connections was
+  reached within two such rounds (a third and a fourth raised RSS no further); with saves on 64 storage threads
+  (8482892) it was not, see docs/RELIABILITY.md;
 * the warm-up ends at min(120 s, 20% of the run) or 10 s after the last of those rounds, whichever is later; the
   baseline is the median RSS of the 30 s after it.
 
