@@ -68,4 +68,16 @@ struct VerifiedTokenCacheTests {
         #expect(remembered.count <= 2)
         #expect(remembered.contains(4))
     }
+
+    /// Renewed tokens replace expired ones: the expired are swept out within a minute, not kept until the cap.
+    @Test func sweepsExpiredTokensWellBeforeTheCap() {
+        let cache = VerifiedTokenCache(capacity: 1000)
+        func remember(_ name: String, at milliseconds: Int64) {
+            cache.remember(.init(key: StorageKey(bytes: Data(count: 32)), userTag: name, validUntil: milliseconds + 600_000),
+                           for: name, now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
+        }
+        for index in 0..<10 { remember("first-\(index)", at: 0) }
+        remember("renewed", at: 600_000 + VerifiedTokenCache.sweepInterval)
+        #expect(cache.count == 1)
+    }
 }

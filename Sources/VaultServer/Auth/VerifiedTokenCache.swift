@@ -14,18 +14,30 @@ final class VerifiedTokenCache: Sendable {
         let validUntil: Int64
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// When expired entries are next swept out; without sweeps every renewed token would stay until the cap.
+        var nextSweep: Int64 = 0
+    }
+
+    /// How often expired entries are dropped, in milliseconds.
+    static let sweepInterval: Int64 = 60_000
+
+    private let state = Mutex(State())
     private let capacity: Int
 
     init(capacity: Int = 16_384) {
         self.capacity = capacity
     }
 
+    /// How many tokens are remembered.
+    var count: Int { state.withLock { $0.entries.count } }
+
     func entry(for token: String, now: UTCTimestamp) -> Entry? {
-        entries.withLock { entries in
-            guard let entry = entries[token] else { return nil }
+        state.withLock { state in
+            guard let entry = state.entries[token] else { return nil }
             guard now.millisecondsSinceEpoch < entry.validUntil else {
-                entries[token] = nil
+                state.entries[token] = nil
                 return nil
             }
             return entry
@@ -33,13 +45,15 @@ final class VerifiedTokenCache: Sendable {
     }
 
     func remember(_ entry: Entry, for token: String, now: UTCTimestamp) {
-        entries.withLock { entries in
-            if entries.count >= capacity {
-                entries = entries.filter { $0.value.validUntil > now.millisecondsSinceEpoch }
+        let now = now.millisecondsSinceEpoch
+        state.withLock { state in
+            if state.entries.count >= capacity || now >= state.nextSweep {
+                state.entries = state.entries.filter { $0.value.validUntil > now }
+                state.nextSweep = now + Self.sweepInterval
                 // Still full of live tokens: start over rather than track recency on every hit.
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
             }
-            entries[token] = entry
+            state.entries[token] = entry
         }
     }
 }
