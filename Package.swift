@@ -41,7 +41,7 @@ let package = Package(
             dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CLibPQ", "CMicroHTTPD", "CVaultShims"]
         ),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
-        .executableTarget(name: "walletvault-server", dependencies: ["VaultServer", "CVaultShims"]),
+        .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto"]),
         .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),

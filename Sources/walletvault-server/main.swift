@@ -1,12 +1,6 @@
 import Dispatch
 import Foundation
-import CVaultShims
 import VaultServer
-
-// glibc gives threads that contend for malloc arenas of their own, up to eight per core, and an arena keeps the
-// memory freed into it. Saves run on 64 storage threads and allocate blob-sized buffers, so without a cap each
-// arena would come to hold its own high-water mark of them (docs/RELIABILITY.md, soak).
-wv_limit_malloc_arenas(2)
 
 let usage = """
     usage: walletvault-server --config FILE

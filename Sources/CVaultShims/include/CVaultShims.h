@@ -1,4 +1,3 @@
 // Umbrella header: plain C helpers for C APIs that do not import cleanly into Swift.
 #include "mhd_shims.h"
 #include "crypto_shims.h"
-#include "process_shims.h"
