@@ -28,6 +28,13 @@ struct HTTPServerSuspendTests {
         }
     }
 
+    /// Waits on a thread of its own: blocking a task's thread could starve the very task that signals.
+    static func wait(for semaphore: DispatchSemaphore, seconds: Double) async -> DispatchTimeoutResult {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: semaphore.wait(timeout: .now() + seconds)) }.start()
+        }
+    }
+
     @Test func aWaitingSaveDoesNotStallTheOnlyWorker() async throws {
         let responder = GatedResponder()
         var options = HTTPServer.Options()
@@ -40,14 +47,14 @@ struct HTTPServerSuspendTests {
         defer { responder.release.signal() }
         let base = URL(string: "http://127.0.0.1:\(port)/x")!
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 5
+        configuration.timeoutIntervalForRequest = 15
         let session = URLSession(configuration: configuration)
 
         var post = URLRequest(url: base)
         post.httpMethod = "POST"
         post.httpBody = Data("kept".utf8)
         async let saved = session.data(for: post)
-        #expect(responder.entered.wait(timeout: .now() + 10) == .success, "the POST reached the responder")
+        #expect(await Self.wait(for: responder.entered, seconds: 30) == .success, "the POST reached the responder")
 
         // The single worker thread is free: a GET is answered while the POST still waits.
         let (quick, quickResponse) = try await session.data(from: base)
