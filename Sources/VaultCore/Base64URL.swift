@@ -88,17 +88,14 @@ public enum Base64URL {
     /// Decodes unpadded base64url letters held in a raw buffer; returns nil for anything non-canonical.
     public static func decode(_ letters: UnsafeRawBufferPointer) -> Data? {
         guard let byteCount = decodedCount(ofLetterCount: letters.count) else { return nil }
+        guard byteCount > 0 else { return Data() }
         // Uninitialized memory handed to Data as is: Data(count:) would first zero a megabyte-sized ciphertext.
-        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
-        guard decode(letters, into: output) else {
+        let output = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
+        guard decode(letters, into: UnsafeMutableRawBufferPointer(start: output, count: byteCount)) else {
             output.deallocate()
             return nil
         }
-        guard let base = output.baseAddress, byteCount > 0 else {
-            output.deallocate()
-            return Data()
-        }
-        return Data(bytesNoCopy: base, count: byteCount, deallocator: .custom { memory, _ in memory.deallocate() })
+        return Data(bytesNoCopy: output, count: byteCount, deallocator: .custom { memory, _ in memory.deallocate() })
     }
 
     /// The number of bytes `letterCount` letters decode to, or nil when no canonical encoding has that length.

@@ -8,13 +8,9 @@ import Synchronization
 /// two-core machine no more than a few saves would ever wait on one commit together; these threads exist
 /// to wait, so there are as many as saves that should be able to share a commit.
 final class BlockingWorkPool: Sendable {
-    private struct State {
-        var jobs: [@Sendable () -> Void] = []
-        var next = 0
-        var stopping = false
-    }
-
-    private let state = Mutex(State())
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// Signalled once per queued job and, at shutdown, once per thread: a thread that wakes to an empty
+    /// queue has been told to end.
     private let available = DispatchSemaphore(value: 0)
     private let threadCount: Int
     private let exited = DispatchGroup()
@@ -35,35 +31,20 @@ final class BlockingWorkPool: Sendable {
 
     /// Runs `job` on the next free thread.
     func run(_ job: @escaping @Sendable () -> Void) {
-        state.withLock { $0.jobs.append(job) }
+        jobs.withLock { $0.append(job) }
         available.signal()
     }
 
-    /// Lets queued jobs finish, then ends every thread and waits for them.
+    /// Lets queued jobs finish, then ends every thread and waits for them; nothing may be run after.
     func shutDown() {
-        state.withLock { $0.stopping = true }
         for _ in 0..<threadCount { available.signal() }
         exited.wait()
     }
 
-    /// The oldest queued job, waiting for one; nil once shutting down with nothing queued.
+    /// The oldest queued job once one is signalled; nil when woken with nothing queued, at shutdown.
     private func nextJob() -> (@Sendable () -> Void)? {
-        while true {
-            available.wait()
-            let job = state.withLock { state -> (@Sendable () -> Void)?? in
-                if state.next < state.jobs.count {
-                    let job = state.jobs[state.next]
-                    state.next += 1
-                    // Compact once the consumed prefix dominates, so the array does not grow forever.
-                    if state.next > 64 && state.next * 2 > state.jobs.count {
-                        state.jobs.removeFirst(state.next)
-                        state.next = 0
-                    }
-                    return .some(job)
-                }
-                return state.stopping ? .some(nil) : nil
-            }
-            if let job { return job }
-        }
+        available.wait()
+        // At most one job per suspended connection is queued, so removing the first stays cheap.
+        return jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
 }

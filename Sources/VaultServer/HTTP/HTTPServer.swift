@@ -261,8 +261,8 @@ public final class HTTPServer: @unchecked Sendable {
 
 /// The body read so far for one request, owned by libmicrohttpd's per-request slot.
 private final class UploadState: @unchecked Sendable {
-    // @unchecked: only libmicrohttpd's thread for this connection touches the plain properties; the storage
-    // queue touches only `offloadedResponse`, under its lock.
+    // @unchecked: only libmicrohttpd's thread for this connection touches the plain properties; a storage
+    // worker touches only `offloadedResponse`, under its lock.
     let method: String
     let path: String
     let limit: Int
@@ -273,7 +273,7 @@ private final class UploadState: @unchecked Sendable {
     var refused = false
     /// An answer is queued or being made; later upload calls only discard.
     var answered = false
-    /// The answer made on the storage queue, handed back when the connection resumes.
+    /// The answer made by a storage worker, handed back when the connection resumes.
     let offloadedResponse = Mutex<HTTPResponse?>(nil)
 
     init(method: String, path: String, limit: Int) {
@@ -283,7 +283,7 @@ private final class UploadState: @unchecked Sendable {
     }
 }
 
-/// A suspended connection, handed to the storage queue to resume.
+/// A suspended connection, handed to a storage worker to resume.
 private struct SuspendedConnection: @unchecked Sendable {
     // @unchecked: libmicrohttpd allows MHD_resume_connection from any thread.
     let connection: OpaquePointer

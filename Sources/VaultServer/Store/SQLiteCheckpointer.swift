@@ -22,26 +22,31 @@ final class SQLiteCheckpointer: Sendable {
     /// The log's length when the last checkpoint was scheduled.
     private let framesAtLastCheckpoint = Atomic<Int>(0)
 
-    /// Opens the checkpointing connection to the database at `path`.
+    /// Creates a checkpointer that works through `connection`, a connection of its own to the database.
     init(connection: SQLiteConnection) {
         self.connection = connection
     }
 
-    /// Whether the log is so long the writer should checkpoint before going on.
-    var mustCheckpointNow: Bool { logFrames.load(ordering: .relaxed) >= Self.blockingFrames }
-
     /// Called by the writer after each commit with the log's length; schedules a checkpoint past the threshold.
     func committed(logFrames frames: Int) {
         logFrames.store(frames, ordering: .relaxed)
+        let last = framesAtLastCheckpoint.load(ordering: .relaxed)
         // A shorter log than at the last checkpoint has been restarted from its beginning.
-        let since = frames - (frames < framesAtLastCheckpoint.load(ordering: .relaxed) ? 0 : framesAtLastCheckpoint.load(ordering: .relaxed))
+        let since = frames < last ? frames : frames - last
         guard since >= Self.backgroundFrames, !scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         framesAtLastCheckpoint.store(frames, ordering: .relaxed)
         queue.async { [self] in
             // A failed passive checkpoint loses nothing: the frames stay in the log for the next one.
-            try? connection.checkpointPassively()
+            try? connection.checkpoint(.passive)
             scheduled.store(false, ordering: .releasing)
         }
+    }
+
+    /// Run by the writer after a batch: past `blockingFrames` it checkpoints and restarts the log itself.
+    func restartLogIfTooLong(with writer: SQLiteConnection) {
+        guard logFrames.load(ordering: .relaxed) >= Self.blockingFrames else { return }
+        // Failing here leaves the log long, not the data at risk; the next batch tries again.
+        try? writer.checkpoint(.restart)
     }
 
     /// Waits for a running checkpoint to finish; the store calls this before closing.

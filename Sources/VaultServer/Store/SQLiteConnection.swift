@@ -63,9 +63,27 @@ final class SQLiteConnection: @unchecked Sendable {
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
-    /// Copies committed log frames into the database file without waiting for readers or the writer.
-    func checkpointPassively() throws(StoreError) {
-        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil))
+    /// How a checkpoint treats readers, the writer and the log file (SQLite's checkpoint modes).
+    enum CheckpointMode {
+        /// Copies what it can without waiting for readers or the writer.
+        case passive
+        /// Waits for the writer and readers, copies everything, and starts the log over.
+        case restart
+        /// As `restart`, and also truncates the log file to zero bytes.
+        case truncate
+
+        var code: Int32 {
+            switch self {
+            case .passive: SQLITE_CHECKPOINT_PASSIVE
+            case .restart: SQLITE_CHECKPOINT_RESTART
+            case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+            }
+        }
+    }
+
+    /// Copies committed log frames into the database file.
+    func checkpoint(_ mode: CheckpointMode) throws(StoreError) {
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, mode.code, nil, nil))
     }
 
     /// Turns a SQLite result code into a `StoreError`, passing OK, ROW and DONE through.

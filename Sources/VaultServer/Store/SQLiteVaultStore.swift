@@ -72,7 +72,7 @@ public final class SQLiteVaultStore: VaultStore {
         groupCommit = SQLiteGroupCommit { [writeLock] requests in
             writeLock.mutex.withLock { _ in
                 let results = Self.commit(requests, with: writer, historyVersions: historyVersions)
-                if checkpointer.mustCheckpointNow { try? writer.connection.execute("PRAGMA wal_checkpoint(RESTART)") }
+                checkpointer.restartLogIfTooLong(with: writer.connection)
                 return results
             }
         }
@@ -147,7 +147,7 @@ public final class SQLiteVaultStore: VaultStore {
     public func close() {
         // Fold the write-ahead log into the database file, so a copy of the file alone is complete.
         checkpointer.drain()
-        writeLock.mutex.withLock { _ in try? writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        writeLock.mutex.withLock { _ in try? writer.connection.checkpoint(.truncate) }
         readers.withLock { $0.removeAll() }
     }
 
