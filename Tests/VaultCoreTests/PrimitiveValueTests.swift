@@ -52,6 +52,27 @@ import VaultCore
             }
         }
     }
+
+    /// The vector loop classifies letters by nibble tables: every one of the 256 byte values, placed where the
+    /// vector loop reads it, must be refused exactly when it is not one of the 64 letters.
+    @Test func classifiesEveryByteValueInTheVectorLoop() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let text = Array(Base64URL.encode(Data((0..<150).map { UInt8($0) })).utf8)  // 200 letters
+        for byte in UInt8.min...UInt8.max {
+            for position in [0, 17, 31, 32, 95, 160] {
+                var altered = text
+                altered[position] = byte
+                let decoded = altered.withUnsafeBytes { Base64URL.decode($0) }
+                #expect((decoded != nil) == alphabet.contains(byte), "byte \(byte) at \(position)")
+                if let decoded {
+                    // 200 letters need no padding, so Foundation reads them once the alphabet is swapped.
+                    let standard = String(decoding: altered, as: UTF8.self)
+                        .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                    #expect(decoded == Data(base64Encoded: standard), "byte \(byte) at \(position)")
+                }
+            }
+        }
+    }
 }
 
 @Suite struct UTCTimestampTests {
