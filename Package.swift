@@ -31,8 +31,12 @@ let package = Package(
         // The bulk base64url loops with AVX2, chosen at run time: Swift cannot mark one function for a CPU feature.
         .target(name: "CBase64URL"),
 
+        // simdjson's On-Demand parser behind a C interface: Swift cannot call C++ here. Debian's libsimdjson-dev
+        // (no module map of its own, C++ only), so a plain target that links it rather than a system library.
+        .target(name: "CJSONScan", linkerSettings: [.linkedLibrary("simdjson")]),
+
         .target(name: "VaultCore", dependencies: ["CBase64URL"]),
-        .target(name: "VaultJSON", dependencies: ["VaultCore", "CJansson", "CYajl"]),
+        .target(name: "VaultJSON", dependencies: ["VaultCore", "CJSONScan", "CJansson", "CYajl"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
@@ -61,5 +65,6 @@ let package = Package(
             dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultEnvelope", "WalletVault"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -96,7 +96,7 @@ class Worker(threading.Thread):
 
     def token(self, user: str) -> str:
         token, minted = self.tokens.get(user, ("", 0.0))
-        if not token or time.monotonic() - minted > 300:
+        if not token or time.monotonic() - minted > self.run_state.token_refresh:
             reply, latency = self.request("POST", MINT, token=self.run_state.issuer.token(sub=user))
             self.run_state.record("mint", reply, (200,), latency)
             if reply is not None and reply.status == 200:
@@ -304,6 +304,8 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=128, help="requests per second, all connections together")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--slow", type=int, default=500)
+    parser.add_argument("--token-refresh", type=float, default=300,
+                        help="seconds after which a worker mints a new session token for a user")
     parser.add_argument("--users-per-connection", type=int, default=16)
     parser.add_argument("--window", type=float, default=30, help="seconds per window in the p99 timeline")
     parser.add_argument("--prefill-saves", type=int, default=10, help="warm-up saves per user before paced traffic")
@@ -330,6 +332,7 @@ def main() -> int:
     pid = server.process.pid
     run = Run(server.port, setup.issuer, arguments.connections, arguments.rate, arguments.users_per_connection,
               saves_per_hour, arguments.prefill_saves)
+    run.token_refresh = arguments.token_refresh
     workers = [Worker(index, run) for index in range(arguments.connections)]
     samples: list[tuple[float, int, int]] = []
     after_stop = (0, 0)

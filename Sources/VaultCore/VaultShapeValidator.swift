@@ -16,6 +16,15 @@ public struct VaultShapeValidator: Sendable {
     ///
     /// - Throws: `VaultShapeError` naming the first field that breaks the rules.
     public func validate(_ blob: JSONValue) throws(VaultShapeError) -> VaultBlobHeader {
+        try validate(blob, cipher: nil)
+    }
+
+    /// Checks a parsed blob whose `cipher`, when it was a string, the parser took out and decoded.
+    ///
+    /// `cipher` is what the parser decoded, or nil when it found no `cipher` string: then the member is looked for
+    /// in `blob`, missing or of another type.
+    /// - Throws: `VaultShapeError` naming the first field that breaks the rules.
+    public func validate(_ blob: JSONValue, cipher: DecodedBase64URLMember?) throws(VaultShapeError) -> VaultBlobHeader {
         guard case .object = blob else { throw VaultShapeError("top level must be an object, not \(blob.typeName)") }
         guard let version = blob["v"] else { throw VaultShapeError("v is missing") }
         guard version == .integer(1) else { throw VaultShapeError("v must be the integer 1") }
@@ -37,7 +46,12 @@ public struct VaultShapeValidator: Sendable {
             kekIDs.append(kekID)
         }
 
-        let cipherByteCount = try base64URLField(blob, "cipher", path: "cipher")
+        let cipherByteCount: Int
+        switch cipher {
+        case .some(.decoded(let bytes)): cipherByteCount = bytes.count
+        case .some(.notBase64URL): throw VaultShapeError(Self.notBase64URL(path: "cipher"))
+        case .none: cipherByteCount = try base64URLField(blob, "cipher", path: "cipher")
+        }
         try fixedLengthField(blob, "iv", bytes: 12)
         try fixedLengthField(blob, "tag", bytes: 16)
 
@@ -62,11 +76,11 @@ public struct VaultShapeValidator: Sendable {
     private func base64URLField(_ object: JSONValue, _ name: String, path: String) throws(VaultShapeError) -> Int {
         guard let value = object[name] else { throw VaultShapeError("\(path) is missing") }
         guard let text = value.stringValue else { throw VaultShapeError("\(path) must be a string") }
-        guard let byteCount = Base64URL.decodedCount(ofValid: text) else {
-            throw VaultShapeError("\(path) must be unpadded base64url (RFC 4648 §5)")
-        }
+        guard let byteCount = Base64URL.decodedCount(ofValid: text) else { throw VaultShapeError(Self.notBase64URL(path: path)) }
         return byteCount
     }
+
+    private static func notBase64URL(path: String) -> String { "\(path) must be unpadded base64url (RFC 4648 §5)" }
 
     private func fixedLengthField(_ object: JSONValue, _ name: String, bytes: Int) throws(VaultShapeError) {
         let byteCount = try base64URLField(object, name, path: name)

@@ -55,30 +55,32 @@ public struct VaultEnvelope: Sendable {
     /// Nothing is decrypted or authenticated here; `VaultOpener` does that.
     /// - Throws: `VaultEnvelopeError` `.invalidJSON`, `.invalidShape`, `.malformed` or `.unsupportedAlgorithm`.
     public init(parsing blob: some ContiguousBytes) throws(VaultEnvelopeError) {
+        // `cipher` is decoded as the parser reads it: kept as text, the megabytes of a large vault would be copied
+        // and scanned three more times before reaching AES-GCM.
         let json: JSONValue
+        let cipher: DecodedBase64URLMember?
         do {
-            json = try JSONParser().parse(blob)
+            (json, cipher) = try JSONParser().parse(blob, decodingBase64URLMember: "cipher")
         } catch {
             throw VaultEnvelopeError(.invalidJSON, error.reason)
         }
         let shape: VaultBlobHeader
         do {
-            shape = try VaultShapeValidator().validate(json)
+            shape = try VaultShapeValidator().validate(json, cipher: cipher)
         } catch {
             throw VaultEnvelopeError(.invalidShape, error.detail)
         }
-        guard case .object(let members) = json, case .array(let entryValues)? = json["wrappedDeks"] else {
-            throw VaultEnvelopeError(.invalidShape, "wrappedDeks must be an array")
+        guard case .object(let members) = json, case .array(let entryValues)? = json["wrappedDeks"],
+              case .decoded(let ciphertext)? = cipher
+        else {
+            throw VaultEnvelopeError(.invalidShape, "wrappedDeks must be an array and cipher base64url")
         }
         let reader = MemberReader(json, path: "")
-        // The validator has checked these three are base64url and that iv and tag have GCM's sizes.
+        // The validator has checked that iv and tag are base64url of GCM's sizes.
         let sealedBox: AES.GCM.SealedBox
         do {
             sealedBox = try AES.GCM.SealedBox(
-                nonce: try AES.GCM.Nonce(data: try reader.bytes("iv")),
-                ciphertext: Base64URL.decode(try reader.string("cipher")) ?? Data(),
-                tag: try reader.bytes("tag")
-            )
+                nonce: try AES.GCM.Nonce(data: try reader.bytes("iv")), ciphertext: ciphertext, tag: try reader.bytes("tag"))
         } catch {
             throw VaultEnvelopeError(.invalidShape, "iv must be 12 bytes and tag 16 bytes")
         }

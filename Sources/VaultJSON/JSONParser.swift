@@ -1,15 +1,29 @@
+import CJSONScan
 import CYajl
 import Foundation
 import VaultCore
 
-/// Parses untrusted JSON into a `JSONValue` with yajl, refusing duplicate member names.
+/// Parses untrusted JSON into a `JSONValue`, refusing duplicate member names.
 ///
-/// yajl's lexer is several times faster than jansson's on the large strings vault blobs carry.
-/// `JSONTreeBuilder` adds what yajl does not check itself (repeated names, nesting, strict UTF-8,
-/// unpaired surrogate escapes); Foundation's parser would instead collapse duplicate keys silently.
+/// simdjson (On-Demand, AVX2) reads the text when the CPU allows: a vault's megabyte `cipher` string is what an open
+/// spends its time on, and simdjson scans it about six times as fast as yajl. Whatever simdjson refuses, and every
+/// text on a CPU without AVX2, is read again by yajl, which decides: its answer names the byte where a text went
+/// wrong (simdjson names none) and it reads integers beyond 64 bits as doubles (simdjson refuses them). Both feed
+/// `JSONTreeBuilder`, which adds the rules neither parser has (repeated names, nesting); Foundation's parser would
+/// instead collapse duplicate keys silently.
 public struct JSONParser: Sendable {
+    /// Which parser reads a text first; for tests and fuzzers that hold the two to the same answers.
+    @_spi(Engines) public enum Engine: Sendable {
+        /// simdjson where it runs, yajl for what it refuses.
+        case fastest
+        /// yajl alone, for tests that hold the two to the same answers.
+        case yajl
+    }
+
     /// The deepest nesting of arrays and objects accepted; the top level is depth 1.
     public var maxDepth: Int
+    /// Which parser reads a text first.
+    @_spi(Engines) public var engine = Engine.fastest
 
     /// Creates a parser with a nesting limit.
     public init(maxDepth: Int = 64) {
@@ -20,12 +34,62 @@ public struct JSONParser: Sendable {
     ///
     /// - Throws: `JSONParseError` for syntax errors, duplicate member names and nesting past `maxDepth`.
     public func parse(_ bytes: some ContiguousBytes) throws(JSONParseError) -> JSONValue {
+        try parse(bytes, extracting: nil).value
+    }
+
+    /// Parses a complete JSON text, decoding the top-level object's string member `name` from base64url as it is
+    /// read rather than keeping its text.
+    ///
+    /// When the top level is an object with a string member `name`, that member is left out of `value` and its
+    /// bytes (or `.notBase64URL`) are in `decoded`; otherwise `decoded` is nil and `value` is what `parse(_:)`
+    /// returns.
+    /// - Throws: `JSONParseError` as `parse(_:)` does.
+    public func parse(
+        _ bytes: some ContiguousBytes, decodingBase64URLMember name: String
+    ) throws(JSONParseError) -> (value: JSONValue, decoded: DecodedBase64URLMember?) {
+        try parse(bytes, extracting: name)
+    }
+
+    private func parse(
+        _ bytes: some ContiguousBytes, extracting name: String?
+    ) throws(JSONParseError) -> (value: JSONValue, decoded: DecodedBase64URLMember?) {
         try bytes.withUnsafeBytes { input in
-            Result { () throws(JSONParseError) in try parse(input) }
+            Result { () throws(JSONParseError) in
+                if engine == .fastest, let scanned = scan(input, extracting: name) { return scanned }
+                return try parseWithYajl(input, extracting: name)
+            }
         }.get()
     }
 
-    private func parse(_ input: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+    /// Whether simdjson runs on this CPU (x86-64 with AVX2); when not, every text is read by yajl.
+    @_spi(Engines) public static let scannerIsAvailable: Bool = {
+        var builder = JSONTreeBuilder(input: UnsafeRawBufferPointer(start: nil, count: 0), maxDepth: 1, extracting: nil, stringsAreChecked: true)
+        var events = JSONTreeBuilder.scanEvents
+        let status = withUnsafeMutablePointer(to: &builder) { builder in
+            withUnsafePointer(to: &events) { events in wv_json_scan("{}", 2, nil, events, builder) }
+        }
+        return status != WV_JSON_SCAN_UNAVAILABLE
+    }()
+
+    /// simdjson's reading of `input`, or nil when it refused the text, a builder rule stopped it, or it cannot run
+    /// on this CPU: yajl then reads the text and gives the answer, error position included.
+    private func scan(
+        _ input: UnsafeRawBufferPointer, extracting name: String?
+    ) -> (value: JSONValue, decoded: DecodedBase64URLMember?)? {
+        var builder = JSONTreeBuilder(input: input, maxDepth: maxDepth, extracting: name, stringsAreChecked: true)
+        var events = JSONTreeBuilder.scanEvents
+        let status = withUnsafeMutablePointer(to: &builder) { builder in
+            withUnsafePointer(to: &events) { events in
+                wv_json_scan(input.baseAddress?.assumingMemoryBound(to: CChar.self), input.count, name, events, builder)
+            }
+        }
+        guard status == WV_JSON_SCAN_OK, let root = builder.root else { return nil }
+        return (root, builder.extracted)
+    }
+
+    private func parseWithYajl(
+        _ input: UnsafeRawBufferPointer, extracting name: String?
+    ) throws(JSONParseError) -> (value: JSONValue, decoded: DecodedBase64URLMember?) {
         // yajl takes vertical tab and form feed for whitespace; JSON does not, and neither may stand
         // raw inside a string, so either byte anywhere refuses the text.
         if let base = input.baseAddress {
@@ -35,8 +99,8 @@ public struct JSONParser: Sendable {
                 }
             }
         }
-        var builder = JSONTreeBuilder(input: input, maxDepth: maxDepth)
-        var callbacks = JSONTreeBuilder.callbacks
+        var builder = JSONTreeBuilder(input: input, maxDepth: maxDepth, extracting: name, stringsAreChecked: false)
+        var callbacks = JSONTreeBuilder.yajlCallbacks
         // yajl keeps both addresses, so the handle must not outlive these closures.
         return try withUnsafeMutablePointer(to: &builder) { builder throws(JSONParseError) in
             try withUnsafePointer(to: &callbacks) { table throws(JSONParseError) in
@@ -60,7 +124,7 @@ public struct JSONParser: Sendable {
                 guard status == yajl_status_ok, let root = builder.pointee.root else {
                     throw JSONParseError(.syntax, "not valid JSON at byte \(position) (\(Self.message(from: handle)))")
                 }
-                return root
+                return (root, builder.pointee.extracted)
             }
         }
     }

@@ -1,15 +1,18 @@
+import CJSONScan
 import CJansson
 import CYajl
+import Foundation
 import VaultCore
 
-/// Assembles one document's `JSONValue` from yajl's parse events and adds the rules yajl lacks.
+/// Assembles one document's `JSONValue` from yajl's or simdjson's parse events and adds the rules they lack.
 ///
-/// yajl checks the grammar. This refuses repeated member names and nesting past the limit, and
+/// The parsers check the grammar. This refuses repeated member names and nesting past the limit and, after yajl,
 /// restores the Unicode strictness jansson had: yajl's lexer lets overlong and surrogate UTF-8
 /// forms through, and its escape decoder turns an unpaired `\uD800` into `?` or into an unrelated
-/// code point instead of failing. One builder serves one parse, so parses share no state.
+/// code point instead of failing. simdjson refuses all of those itself. One builder serves one parse, so parses
+/// share no state.
 ///
-/// A struct reached through yajl's context pointer rather than a class: a class's stored
+/// A struct reached through the parser's context pointer rather than a class: a class's stored
 /// properties pay a dynamic exclusivity check on every access, and callbacks come per token.
 struct JSONTreeBuilder {
     /// An array or object whose end has not been read yet.
@@ -36,7 +39,12 @@ struct JSONTreeBuilder {
 
     private let input: UnsafeRawBufferPointer
     private let maxDepth: Int
-    /// The parser feeding this builder; set right after yajl_alloc, which needs the builder first.
+    /// The top-level member whose string is decoded from base64url instead of kept, if any.
+    private let extractedName: String?
+    /// Whether the parser has already refused invalid UTF-8 and unpaired surrogate escapes (simdjson does).
+    private let stringsAreChecked: Bool
+    /// The yajl parser feeding this builder, set right after yajl_alloc, which needs the builder first; nil
+    /// under simdjson, whose events carry no position (its failures are read again by yajl for one).
     var handle: yajl_handle?
     /// Innermost last.
     private var open: [OpenContainer] = []
@@ -48,15 +56,20 @@ struct JSONTreeBuilder {
     private(set) var root: JSONValue?
     /// Why a callback stopped the parse.
     private(set) var failure: JSONParseError?
+    /// The extracted member's bytes, once it has been read as a string.
+    private(set) var extracted: DecodedBase64URLMember?
 
-    /// Creates a builder for one parse of `input`, which must outlive it.
-    init(input: UnsafeRawBufferPointer, maxDepth: Int) {
+    /// Creates a builder for one parse of `input`, which must outlive it, taking the top-level string member
+    /// `extracting` (if given) out of the tree and decoding it.
+    init(input: UnsafeRawBufferPointer, maxDepth: Int, extracting: String?, stringsAreChecked: Bool) {
         self.input = input
         self.maxDepth = maxDepth
+        extractedName = extracting
+        self.stringsAreChecked = stringsAreChecked
     }
 
-    /// Bytes of the input read so far: the offset just past the token being reported.
-    private var position: Int { Int(yajl_get_bytes_consumed(handle)) }
+    /// Bytes of the input read so far: the offset just past the token being reported (0 under simdjson).
+    private var position: Int { handle.map { Int(yajl_get_bytes_consumed($0)) } ?? 0 }
 
     private mutating func fail(_ code: JSONParseError.Code, _ reason: String) -> Bool {
         failure = JSONParseError(code, reason)
@@ -88,7 +101,11 @@ struct JSONTreeBuilder {
     }
 
     private mutating func closeContainer() -> Bool {
-        let closed = open.removeLast()
+        var closed = open.removeLast()
+        if open.isEmpty, extracted != nil {
+            // The extracted member held a placeholder so that a second member of its name is still refused.
+            closed.members.removeAll { $0.key == extractedName }
+        }
         return add(closed.isObject ? .object(closed.members) : .array(closed.elements))
     }
 
@@ -102,7 +119,25 @@ struct JSONTreeBuilder {
         return add(.number(number))
     }
 
+    /// The extracted member's string as written, from simdjson: decoded if it is base64url, else asked for again
+    /// unescaped (a base64url text with JSON escapes in it is still base64url once they are decoded).
+    private mutating func rawExtractedString(_ written: UnsafeRawBufferPointer) -> Int32 {
+        guard let bytes = Base64URL.decode(written) else { return WV_JSON_WANT_UNESCAPED }
+        extracted = .decoded(bytes)
+        return add(.null) ? 1 : 0
+    }
+
     private mutating func string(_ decoded: UnsafeBufferPointer<UInt8>) -> Bool {
+        if open.count == 1, open[0].isObject, let extractedName, open[0].pendingName == extractedName {
+            if let bytes = Base64URL.decode(UnsafeRawBufferPointer(decoded)) {
+                extracted = .decoded(bytes)
+            } else {
+                // Not base64url is the shape's business, but text that is not even Unicode is still a JSON error.
+                guard text(of: decoded) != nil else { return false }
+                extracted = .notBase64URL
+            }
+            return add(.null)
+        }
         guard let text = text(of: decoded) else { return false }
         return add(.string(text))
     }
@@ -120,6 +155,7 @@ struct JSONTreeBuilder {
 
     /// The text of the string token just read, or nil with `failure` set when it is not valid Unicode.
     private mutating func text(of decoded: UnsafeBufferPointer<UInt8>) -> String? {
+        if stringsAreChecked { return String(decoding: decoded, as: UTF8.self) }
         let end = position
         defer { endOfLastString = end }
         // A token without escapes reaches us in place; only decoded ones can hide a bad surrogate
@@ -157,9 +193,28 @@ struct JSONTreeBuilder {
 }
 
 extension JSONTreeBuilder {
+    /// The simdjson walk's event table, entry for entry yajl's below.
+    static var scanEvents: wv_json_events {
+        wv_json_events(
+            null_value: { JSONTreeBuilder.from($0).pointee.add(.null) ? 1 : 0 },
+            boolean: { JSONTreeBuilder.from($0).pointee.add(.bool($1 != 0)) ? 1 : 0 },
+            number: { context, text, count in
+                let literal = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+                return JSONTreeBuilder.from(context).pointee.number(literal) ? 1 : 0
+            },
+            string: { JSONTreeBuilder.from($0).pointee.string(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
+            start_object: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: true) ? 1 : 0 },
+            member_name: { JSONTreeBuilder.from($0).pointee.memberName(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
+            end_object: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 },
+            start_array: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: false) ? 1 : 0 },
+            end_array: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 },
+            raw_string: { JSONTreeBuilder.from($0).pointee.rawExtractedString(UnsafeRawBufferPointer(start: $1, count: $2)) }
+        )
+    }
+
     /// yajl's callback table. Each entry reaches its builder through the context pointer, which
     /// keeps concurrent parses apart; returning 0 makes yajl stop at once.
-    static var callbacks: yajl_callbacks {
+    static var yajlCallbacks: yajl_callbacks {
         yajl_callbacks(
             yajl_null: { JSONTreeBuilder.from($0).pointee.add(.null) ? 1 : 0 },
             yajl_boolean: { JSONTreeBuilder.from($0).pointee.add(.bool($1 != 0)) ? 1 : 0 },

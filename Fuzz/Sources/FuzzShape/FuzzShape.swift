@@ -1,13 +1,29 @@
 import VaultCore
-import VaultJSON
+@_spi(Engines) import VaultJSON
 
-/// One save body: parse it as the server does (jansson, duplicates refused, depth 64), then check the vault shape.
-/// Every outcome is an answer or a thrown error; a crash, leak report or sanitizer finding is a bug.
+/// One save body: parse it as the server does (simdjson, yajl for what it refuses, duplicates refused, depth 64),
+/// then check the vault shape. yajl alone must give the same answer, and decoding `cipher` while parsing must agree
+/// with decoding it afterwards. Every outcome is an answer or a thrown error; a crash, a disagreement, a leak
+/// report or a sanitizer finding is a bug.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzShape(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
+    let input = UnsafeRawBufferPointer(bytes)
     let parser = JSONParser(maxDepth: 64)
-    guard let value = try? parser.parse(UnsafeRawBufferPointer(bytes)) else { return 0 }
+    var yajl = parser
+    yajl.engine = .yajl
+    let fast = Result { () throws(JSONParseError) in try parser.parse(input) }
+    let slow = Result { () throws(JSONParseError) in try yajl.parse(input) }
+    switch (fast, slow) {
+    case (.success(let a), .success(let b)): precondition(a == b, "simdjson and yajl read different values")
+    case (.failure(let a), .failure(let b)): precondition(a == b, "simdjson and yajl refused differently")
+    default: preconditionFailure("simdjson and yajl disagree on accepting the text")
+    }
+    guard case .success(let value) = fast else { return 0 }
+    if let extracted = try? parser.parse(input, decodingBase64URLMember: "cipher") {
+        let kept = value["cipher"]?.stringValue.map { Base64URL.decode($0).map(DecodedBase64URLMember.decoded) ?? .notBase64URL }
+        precondition(extracted.decoded == kept, "cipher decoded while parsing differs from cipher decoded after")
+    }
     if let header = try? VaultShapeValidator().validate(value) {
         // A blob the server would store: its header must describe it consistently.
         precondition(!header.kekIDs.isEmpty && header.kekIDs.count <= 64, "accepted blob with bad wrappedDeks count")
