@@ -18,12 +18,15 @@ public enum ServerBootstrap {
         public let tls: Bool
         /// The store, to close at shutdown.
         public let store: any VaultStore
+        /// Returns the allocator's free pages to the system once a minute.
+        let heapTrimmer: HeapTrimmer
 
         /// Stops taking requests, lets those in flight finish within the grace period, and closes the store.
         ///
         /// Returns whether every request in flight finished in time.
         public func shutDown() -> Bool {
             let drained = server.drain(graceSeconds: shutdownGraceSeconds)
+            heapTrimmer.stop()
             store.close()
             return drained
         }
@@ -83,7 +86,7 @@ public enum ServerBootstrap {
         let server = HTTPServer(options: options, responder: service, metrics: metrics)
         let port = try server.start()
         return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
-                       tls: options.tls != nil, store: store)
+                       tls: options.tls != nil, store: store, heapTrimmer: HeapTrimmer(intervalSeconds: 60))
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.

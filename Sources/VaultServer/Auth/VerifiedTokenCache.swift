@@ -1,11 +1,14 @@
+import Foundation
 import Synchronization
 import VaultCore
+import VaultCrypto
 
 /// Remembers session tokens that already verified, until they expire.
 ///
 /// A wallet reuses its session token for up to ten minutes; re-checking its HMAC, parsing its
 /// JSON and deriving the storage key on every request was most of the cost of a load. A token
-/// is looked up by its exact text, so a changed byte is a miss and gets the full check.
+/// is looked up by the SHA-256 of its exact text, so a changed byte is a miss and gets the full check,
+/// and a remembered token costs 32 bytes rather than a copy of its few hundred.
 final class VerifiedTokenCache: Sendable {
     struct Entry: Sendable {
         let key: StorageKey
@@ -14,8 +17,30 @@ final class VerifiedTokenCache: Sendable {
         let validUntil: Int64
     }
 
+    /// The SHA-256 of a token's text, held inline: a collision would let one token pass for another.
+    private struct TokenDigest: Hashable {
+        let words: (UInt64, UInt64, UInt64, UInt64)
+
+        init(_ token: String) {
+            let digest = SHA256.hash(data: Data(token.utf8))
+            words = digest.withUnsafeBytes { bytes in
+                (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                 bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            }
+        }
+
+        static func == (lhs: TokenDigest, rhs: TokenDigest) -> Bool {
+            lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(words.0)
+            hasher.combine(words.1)
+        }
+    }
+
     private struct State {
-        var entries: [String: Entry] = [:]
+        var entries: [TokenDigest: Entry] = [:]
         /// When expired entries are next swept out; without sweeps every renewed token would stay until the cap.
         var nextSweep: Int64 = 0
     }
@@ -34,10 +59,11 @@ final class VerifiedTokenCache: Sendable {
     var count: Int { state.withLock { $0.entries.count } }
 
     func entry(for token: String, now: UTCTimestamp) -> Entry? {
-        state.withLock { state in
-            guard let entry = state.entries[token] else { return nil }
+        let digest = TokenDigest(token)
+        return state.withLock { state in
+            guard let entry = state.entries[digest] else { return nil }
             guard now.millisecondsSinceEpoch < entry.validUntil else {
-                state.entries[token] = nil
+                state.entries[digest] = nil
                 return nil
             }
             return entry
@@ -46,6 +72,7 @@ final class VerifiedTokenCache: Sendable {
 
     func remember(_ entry: Entry, for token: String, now: UTCTimestamp) {
         let now = now.millisecondsSinceEpoch
+        let digest = TokenDigest(token)
         state.withLock { state in
             if state.entries.count >= capacity || now >= state.nextSweep {
                 state.entries = state.entries.filter { $0.value.validUntil > now }
@@ -53,7 +80,7 @@ final class VerifiedTokenCache: Sendable {
                 // Still full of live tokens: start over rather than track recency on every hit.
                 if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
             }
-            state.entries[token] = entry
+            state.entries[digest] = entry
         }
     }
 }

@@ -1,0 +1,13 @@
+#include "heap_shims.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+
+int wv_heap_trim(void) {
+    return malloc_trim(0);
+}
+#else
+int wv_heap_trim(void) {
+    return 0;
+}
+#endif
