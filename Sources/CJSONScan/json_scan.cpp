@@ -69,7 +69,8 @@ public:
     }
 
 private:
-    static constexpr size_t max_idle = 2;
+    // Saves parse on up to 64 storage threads, but only two cores run them: a few idle scanners cover it.
+    static constexpr size_t max_idle = 4;
     static constexpr size_t max_kept_bytes = 8u << 20;
     std::mutex mutex_;
     std::vector<std::unique_ptr<Scanner>> idle_;

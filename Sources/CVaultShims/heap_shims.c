@@ -1,5 +1,8 @@
 #include "heap_shims.h"
 
+// Any libc header defines __GLIBC__ on glibc; it must come before the test.
+#include <stdlib.h>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 
