@@ -9,6 +9,16 @@ import Testing
         #expect(SHA256.hash(data: Data()).hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    @Test func sha256OnTheStackMatchesKnownAnswersAndHash() {
+        func stacked(_ bytes: [UInt8]) -> Data { bytes.withUnsafeBytes { SHA256.withDigest(of: $0) { Data($0) } } }
+        #expect(stacked(Array("abc".utf8)).hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(stacked([]).hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        for length in [1, 55, 56, 64, 65, 400, 4096] {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            #expect(stacked(bytes) == SHA256.hash(data: Data(bytes)), "\(length) bytes")
+        }
+    }
+
     @Test func sha256OfNonContiguousDataMatchesContiguous() {
         var chunked = DispatchData.empty
         for part in ["hello, ", "world"] {

@@ -22,10 +22,12 @@ final class VerifiedTokenCache: Sendable {
         let words: (UInt64, UInt64, UInt64, UInt64)
 
         init(_ token: String) {
-            let digest = SHA256.hash(data: Data(token.utf8))
-            words = digest.withUnsafeBytes { bytes in
-                (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                 bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            var text = token
+            words = text.withUTF8 { utf8 in
+                SHA256.withDigest(of: UnsafeRawBufferPointer(utf8)) { bytes in
+                    (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                     bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+                }
             }
         }
 
