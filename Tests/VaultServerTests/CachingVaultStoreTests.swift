@@ -5,7 +5,7 @@ import VaultCore
 
 @Suite("Blob cache in front of the SQLite store")
 struct CachingVaultStoreTests {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString).sqlite").path
+    let path = ScratchDirectory.path("cache", suffix: "sqlite")
 
     func request(_ key: StorageKey, _ body: String, at milliseconds: Int64, precondition: SavePrecondition = .none) -> SaveRequest {
         let header = VaultBlobHeader(updatedUtc: "2026-08-12T19:00:0\(body.count % 10)Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),

@@ -6,7 +6,7 @@ import VaultCore
 /// What only the SQLite store has: a file that outlives the process and a schema that predates history.
 @Suite("SQLite store")
 struct SQLiteVaultStoreTests {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+    let path = ScratchDirectory.path("store", suffix: "sqlite")
     let key = StorageKey(bytes: Data(repeating: 9, count: 32))
 
     func request(_ body: String, at milliseconds: Int64, limit: Int = 60, for user: StorageKey? = nil) -> SaveRequest {

@@ -19,7 +19,7 @@ enum StoreFactory: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func make(historyVersions: Int = 10) throws -> any VaultStore {
         switch self {
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+            let path = ScratchDirectory.path("store", suffix: "sqlite")
             return try SQLiteVaultStore(path: path, historyVersions: historyVersions)
         case .cachedSQLite:
             return CachingVaultStore(base: try StoreFactory.sqlite.make(historyVersions: historyVersions), budgetBytes: 4096)

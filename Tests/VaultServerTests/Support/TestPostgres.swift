@@ -30,15 +30,21 @@ enum TestPostgres {
     /// Runs this cluster's `pg_ctl` (as its owner) with `arguments`, e.g. `["stop", "-m", "immediate", "-w"]`.
     ///
     /// posix_spawn and waitpid on a thread of its own: Foundation's `Process.waitUntilExit` never returned
-    /// here once `pg_ctl start` had left the server running in the background.
+    /// here once `pg_ctl start` had left the server running in the background. The child gets only stdin, stdout
+    /// and stderr: a restarted server kept every descriptor it inherited, among them the pipes of `walletvault`
+    /// processes other tests were running at that moment, whose readers then waited for an end that never came.
     static func pgCtl(_ arguments: [String]) async throws {
         guard let path = environment["WALLETVAULT_TEST_PGCTL"] else { throw NotConfigured(variable: "WALLETVAULT_TEST_PGCTL") }
         let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
             Thread {
                 let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
                 defer { argv.forEach { free($0) } }
+                var actions = posix_spawn_file_actions_t()
+                posix_spawn_file_actions_init(&actions)
+                defer { posix_spawn_file_actions_destroy(&actions) }
+                guard closeFrom(&actions, 3) == 0 else { return done.resume(returning: -1) }
                 var pid: pid_t = 0
-                guard posix_spawn(&pid, path, nil, nil, argv, environ) == 0 else { return done.resume(returning: -1) }
+                guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return done.resume(returning: -1) }
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
                 done.resume(returning: status)
@@ -48,4 +54,13 @@ enum TestPostgres {
     }
 
     struct PgCtlFailed: Error { let arguments: [String]; let status: Int32 }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
+    /// export: looked up by name and called through a C function pointer.
+    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("posix_spawn_file_actions_addclosefrom_np is missing: glibc 2.34 or later is needed")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 }
