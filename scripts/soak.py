@@ -186,8 +186,9 @@ class Worker(threading.Thread):
 
 
 class Run:
-    def __init__(self, port, issuer, connections, rate, users_per_worker, saves_per_hour, prefill_saves):
+    def __init__(self, port, issuer, connections, rate, users_per_worker, saves_per_hour, prefill_saves, token_refresh):
         self.port, self.issuer, self.connections, self.rate = port, issuer, connections, rate
+        self.token_refresh = token_refresh
         self.prefill_saves = prefill_saves
         self.prefill_pending = connections
         self.prefill_done = threading.Event()
@@ -331,8 +332,7 @@ def main() -> int:
     server = wvlive.Server(setup)
     pid = server.process.pid
     run = Run(server.port, setup.issuer, arguments.connections, arguments.rate, arguments.users_per_connection,
-              saves_per_hour, arguments.prefill_saves)
-    run.token_refresh = arguments.token_refresh
+              saves_per_hour, arguments.prefill_saves, arguments.token_refresh)
     workers = [Worker(index, run) for index in range(arguments.connections)]
     samples: list[tuple[float, int, int]] = []
     after_stop = (0, 0)

@@ -63,11 +63,9 @@ public struct JSONParser: Sendable {
 
     /// Whether simdjson runs on this CPU (x86-64 with AVX2); when not, every text is read by yajl.
     @_spi(Engines) public static let scannerIsAvailable: Bool = {
-        var builder = JSONTreeBuilder(input: UnsafeRawBufferPointer(start: nil, count: 0), maxDepth: 1, extracting: nil, stringsAreChecked: true)
-        var events = JSONTreeBuilder.scanEvents
-        let status = withUnsafeMutablePointer(to: &builder) { builder in
-            withUnsafePointer(to: &events) { events in wv_json_scan("{}", 2, nil, events, builder) }
-        }
+        let probe: StaticString = "{}"
+        let status = Self.scan(UnsafeRawBufferPointer(start: probe.utf8Start, count: probe.utf8CodeUnitCount),
+                               maxDepth: 1, extracting: nil).status
         return status != WV_JSON_SCAN_UNAVAILABLE
     }()
 
@@ -76,6 +74,15 @@ public struct JSONParser: Sendable {
     private func scan(
         _ input: UnsafeRawBufferPointer, extracting name: String?
     ) -> (value: JSONValue, decoded: DecodedBase64URLMember?)? {
+        let (status, builder) = Self.scan(input, maxDepth: maxDepth, extracting: name)
+        guard status == WV_JSON_SCAN_OK, let root = builder.root else { return nil }
+        return (root, builder.extracted)
+    }
+
+    /// Runs the simdjson walk over `input` into a fresh builder.
+    private static func scan(
+        _ input: UnsafeRawBufferPointer, maxDepth: Int, extracting name: String?
+    ) -> (status: wv_json_scan_status, builder: JSONTreeBuilder) {
         var builder = JSONTreeBuilder(input: input, maxDepth: maxDepth, extracting: name, stringsAreChecked: true)
         var events = JSONTreeBuilder.scanEvents
         let status = withUnsafeMutablePointer(to: &builder) { builder in
@@ -83,8 +90,7 @@ public struct JSONParser: Sendable {
                 wv_json_scan(input.baseAddress?.assumingMemoryBound(to: CChar.self), input.count, name, events, builder)
             }
         }
-        guard status == WV_JSON_SCAN_OK, let root = builder.root else { return nil }
-        return (root, builder.extracted)
+        return (status, builder)
     }
 
     private func parseWithYajl(

@@ -122,16 +122,20 @@ struct JSONTreeBuilder {
     /// The extracted member's string as written, from simdjson: decoded if it is base64url, else asked for again
     /// unescaped (a base64url text with JSON escapes in it is still base64url once they are decoded).
     private mutating func rawExtractedString(_ written: UnsafeRawBufferPointer) -> Int32 {
-        guard let bytes = Base64URL.decode(written) else { return WV_JSON_WANT_UNESCAPED }
-        extracted = .decoded(bytes)
+        guard decodeExtracted(written) else { return WV_JSON_WANT_UNESCAPED }
         return add(.null) ? 1 : 0
+    }
+
+    /// Decodes the extracted member into `extracted`; false, with nothing recorded, when it is not base64url.
+    private mutating func decodeExtracted(_ letters: UnsafeRawBufferPointer) -> Bool {
+        guard let bytes = Base64URL.decode(letters) else { return false }
+        extracted = .decoded(bytes)
+        return true
     }
 
     private mutating func string(_ decoded: UnsafeBufferPointer<UInt8>) -> Bool {
         if open.count == 1, open[0].isObject, let extractedName, open[0].pendingName == extractedName {
-            if let bytes = Base64URL.decode(UnsafeRawBufferPointer(decoded)) {
-                extracted = .decoded(bytes)
-            } else {
+            if !decodeExtracted(UnsafeRawBufferPointer(decoded)) {
                 // Not base64url is the shape's business, but text that is not even Unicode is still a JSON error.
                 guard text(of: decoded) != nil else { return false }
                 extracted = .notBase64URL
@@ -193,45 +197,47 @@ struct JSONTreeBuilder {
 }
 
 extension JSONTreeBuilder {
-    /// The simdjson walk's event table, entry for entry yajl's below.
+    /// The simdjson walk's event table, built from the same functions as yajl's.
     static var scanEvents: wv_json_events {
         wv_json_events(
-            null_value: { JSONTreeBuilder.from($0).pointee.add(.null) ? 1 : 0 },
-            boolean: { JSONTreeBuilder.from($0).pointee.add(.bool($1 != 0)) ? 1 : 0 },
-            number: { context, text, count in
-                let literal = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
-                return JSONTreeBuilder.from(context).pointee.number(literal) ? 1 : 0
-            },
-            string: { JSONTreeBuilder.from($0).pointee.string(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
-            start_object: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: true) ? 1 : 0 },
-            member_name: { JSONTreeBuilder.from($0).pointee.memberName(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
-            end_object: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 },
-            start_array: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: false) ? 1 : 0 },
-            end_array: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 },
+            null_value: Events.null, boolean: Events.boolean, number: Events.number, string: Events.string,
+            start_object: Events.startObject, member_name: Events.memberName, end_object: Events.endContainer,
+            start_array: Events.startArray, end_array: Events.endContainer,
             raw_string: { JSONTreeBuilder.from($0).pointee.rawExtractedString(UnsafeRawBufferPointer(start: $1, count: $2)) }
         )
     }
 
-    /// yajl's callback table. Each entry reaches its builder through the context pointer, which
-    /// keeps concurrent parses apart; returning 0 makes yajl stop at once.
+    /// yajl's callback table.
     static var yajlCallbacks: yajl_callbacks {
         yajl_callbacks(
-            yajl_null: { JSONTreeBuilder.from($0).pointee.add(.null) ? 1 : 0 },
-            yajl_boolean: { JSONTreeBuilder.from($0).pointee.add(.bool($1 != 0)) ? 1 : 0 },
+            yajl_null: Events.null, yajl_boolean: Events.boolean,
             // With yajl_number set yajl reports every number as text, never through these two.
-            yajl_integer: nil,
-            yajl_double: nil,
-            yajl_number: { context, text, count in
-                let literal = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
-                return JSONTreeBuilder.from(context).pointee.number(literal) ? 1 : 0
-            },
-            yajl_string: { JSONTreeBuilder.from($0).pointee.string(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
-            yajl_start_map: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: true) ? 1 : 0 },
-            yajl_map_key: { JSONTreeBuilder.from($0).pointee.memberName(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 },
-            yajl_end_map: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 },
-            yajl_start_array: { JSONTreeBuilder.from($0).pointee.openContainer(isObject: false) ? 1 : 0 },
-            yajl_end_array: { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 }
+            yajl_integer: nil, yajl_double: nil,
+            yajl_number: Events.number, yajl_string: Events.string, yajl_start_map: Events.startObject,
+            yajl_map_key: Events.memberName, yajl_end_map: Events.endContainer, yajl_start_array: Events.startArray,
+            yajl_end_array: Events.endContainer
         )
+    }
+
+    /// One C function per event, shared by both parsers' tables. Each reaches its builder through the context
+    /// pointer, which keeps concurrent parses apart; returning 0 makes the parser stop at once.
+    private enum Events {
+        typealias Signal = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+        typealias Text = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>?, Int) -> Int32
+
+        static let null: Signal = { JSONTreeBuilder.from($0).pointee.add(.null) ? 1 : 0 }
+        static let boolean: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = {
+            JSONTreeBuilder.from($0).pointee.add(.bool($1 != 0)) ? 1 : 0
+        }
+        static let number: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, Int) -> Int32 = { context, text, count in
+            let literal = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+            return JSONTreeBuilder.from(context).pointee.number(literal) ? 1 : 0
+        }
+        static let string: Text = { JSONTreeBuilder.from($0).pointee.string(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 }
+        static let memberName: Text = { JSONTreeBuilder.from($0).pointee.memberName(UnsafeBufferPointer(start: $1, count: $2)) ? 1 : 0 }
+        static let startObject: Signal = { JSONTreeBuilder.from($0).pointee.openContainer(isObject: true) ? 1 : 0 }
+        static let startArray: Signal = { JSONTreeBuilder.from($0).pointee.openContainer(isObject: false) ? 1 : 0 }
+        static let endContainer: Signal = { JSONTreeBuilder.from($0).pointee.closeContainer() ? 1 : 0 }
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<JSONTreeBuilder> {

@@ -19,25 +19,13 @@ final class VerifiedTokenCache: Sendable {
 
     /// The SHA-256 of a token's text, held inline: a collision would let one token pass for another.
     private struct TokenDigest: Hashable {
-        let words: (UInt64, UInt64, UInt64, UInt64)
+        let words: SIMD4<UInt64>
 
         init(_ token: String) {
             var text = token
             words = text.withUTF8 { utf8 in
-                SHA256.withDigest(of: UnsafeRawBufferPointer(utf8)) { bytes in
-                    (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                     bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-                }
+                SHA256.withDigest(of: UnsafeRawBufferPointer(utf8)) { $0.loadUnaligned(as: SIMD4<UInt64>.self) }
             }
-        }
-
-        static func == (lhs: TokenDigest, rhs: TokenDigest) -> Bool {
-            lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(words.0)
-            hasher.combine(words.1)
         }
     }
 

@@ -57,10 +57,11 @@ enum TestPostgres {
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
     /// export: looked up by name and called through a C function pointer.
-    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let closeFrom: AddCloseFrom = {
         guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
             fatalError("posix_spawn_file_actions_addclosefrom_np is missing: glibc 2.34 or later is needed")
         }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }()
 }
