@@ -28,8 +28,8 @@ public enum SHA256: HashFunction {
         }
     }
 
-    /// SHA-256 fetched from the default provider once. `EVP_sha256()` makes OpenSSL 3 look the algorithm up
-    /// again on every digest, which was most of a short input's 3.3 µs; a hash per backup request (the session
-    /// token cache's key) made that show in load throughput. Never freed: it lives as long as the process.
+    /// SHA-256 fetched from the default provider once: `EVP_sha256()` makes OpenSSL 3 look the algorithm up again
+    /// on every digest, a cost that showed in load throughput once every backup request hashed its token
+    /// (`walletvault-bench sha256`). Never freed: it lives as long as the process.
     nonisolated(unsafe) private static let algorithm: OpaquePointer = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
 }

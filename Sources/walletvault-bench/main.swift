@@ -5,7 +5,9 @@ import VaultEnvelope
 /// Measures the envelope's hot paths for `scripts/bench_crypto.sh`, which sets them beside OpenSSL and argon2(1).
 ///
 ///     walletvault-bench vault BYTES SECONDS    seal and open of a BYTES-byte vault, JSON and base64url included
+///     walletvault-bench open BYTES SECONDS     open alone, for profiling it (`perf record -g`)
 ///     walletvault-bench argon2 KIB T P RUNS    Argon2id of "password" with salt "saltsaltsaltsalt", median time
+///     walletvault-bench sha256 COUNT           SHA-256 of a 400-byte token: through `Data`, and on the stack
 ///
 /// Output is `name value` lines: throughputs in bytes per second, times in seconds, the Argon2id output in hex so
 /// the script can check it equals argon2(1)'s.
@@ -30,30 +32,66 @@ func measure(seconds: Double, _ body: () async throws -> Void) async rethrows ->
     return Double(iterations) / (cpuSeconds() - start)
 }
 
+/// A sealed vault of `bytes` JSON-like bytes, with what seals and opens it.
+struct BenchVault {
+    let plaintext: Data
+    let sealer: VaultSealer
+    let opener: VaultOpener
+    let key: AESGCMKEK
+    let created: VaultSealer.SealedVault
+
+    init(bytes: Int) async throws {
+        // JSON-like contents rather than zeros; the cipher does not care, but this is what an SDK would seal.
+        let item = Data(#"{"type":"PID","issuer":"https://issuer.example","claims":"0123456789abcdef"},"#.utf8)
+        var plaintext = Data(capacity: bytes)
+        while plaintext.count < bytes { plaintext.append(item) }
+        self.plaintext = plaintext.prefix(bytes)
+        let store = InMemoryCounterStore()
+        // A 1 MiB vault is about 1.4 MB once base64url-encoded, above the server's default limit; measure it anyway.
+        sealer = VaultSealer(counterStore: store, hint: "bench", maxBlobBytes: 4 * bytes + 65_536)
+        opener = VaultOpener(counterStore: store)
+        key = AESGCMKEK(key: SymmetricKey(size: .bits256))
+        created = try await sealer.create(self.plaintext, vaultID: "bench", recipients: [.init(key, label: "bench")])
+    }
+
+    /// Opens per second of `blob`, measured for `seconds`.
+    func opensPerSecond(_ blob: Data, seconds: Double) async throws -> Double {
+        try await measure(seconds: seconds) {
+            guard try await opener.open(blob, vaultID: "bench", keys: [key]).plaintext.count == plaintext.count else {
+                fatalError("bad open")
+            }
+        }
+    }
+}
+
 func vault(bytes: Int, seconds: Double) async throws {
-    // JSON-like contents rather than zeros; the cipher does not care, but this is what an SDK would seal.
-    let item = Data(#"{"type":"PID","issuer":"https://issuer.example","claims":"0123456789abcdef"},"#.utf8)
-    var plaintext = Data(capacity: bytes)
-    while plaintext.count < bytes { plaintext.append(item) }
-    plaintext = plaintext.prefix(bytes)
-
-    let store = InMemoryCounterStore()
-    // A 1 MiB vault is about 1.4 MB once base64url-encoded, above the server's default limit; measure it anyway.
-    let sealer = VaultSealer(counterStore: store, hint: "bench", maxBlobBytes: 4 * bytes + 65_536)
-    let opener = VaultOpener(counterStore: store)
-    let key = AESGCMKEK(key: SymmetricKey(size: .bits256))
-    let created = try await sealer.create(plaintext, vaultID: "bench", recipients: [.init(key, label: "bench")])
-
-    var blob = created.blob
+    let vault = try await BenchVault(bytes: bytes)
+    var blob = vault.created.blob
     let sealsPerSecond = try await measure(seconds: seconds) {
-        blob = try await sealer.seal(plaintext, over: created.state).blob
+        blob = try await vault.sealer.seal(vault.plaintext, over: vault.created.state).blob
     }
-    let opensPerSecond = try await measure(seconds: seconds) {
-        guard try await opener.open(blob, vaultID: "bench", keys: [key]).plaintext.count == bytes else { fatalError("bad open") }
-    }
+    let opensPerSecond = try await vault.opensPerSecond(blob, seconds: seconds)
     print("blob_bytes \(blob.count)")
     print("seal_bytes_per_second \(sealsPerSecond * Double(bytes))")
     print("open_bytes_per_second \(opensPerSecond * Double(bytes))")
+}
+
+func open(bytes: Int, seconds: Double) async throws {
+    let vault = try await BenchVault(bytes: bytes)
+    let opensPerSecond = try await vault.opensPerSecond(vault.created.blob, seconds: seconds)
+    print("open_bytes_per_second \(opensPerSecond * Double(bytes))")
+}
+
+func sha256(count: Int) {
+    var token = String(repeating: "eyJhbGciOiJIUzI1NiJ9", count: 20)
+    var sink = 0
+    var start = cpuSeconds()
+    for _ in 0..<count { sink &+= Int(SHA256.hash(data: Data(token.utf8))[0]) }
+    print("sha256_data_seconds_per_call \((cpuSeconds() - start) / Double(count))")
+    start = cpuSeconds()
+    for _ in 0..<count { sink &+= token.withUTF8 { SHA256.withDigest(of: UnsafeRawBufferPointer($0)) { Int($0[0]) } } }
+    print("sha256_stack_seconds_per_call \((cpuSeconds() - start) / Double(count))")
+    if sink == 42 { print("") }  // keeps the loops from being optimized away
 }
 
 func argon2(memoryKiB: Int, iterations: Int, parallelism: Int, runs: Int) throws {
@@ -75,9 +113,13 @@ let arguments = CommandLine.arguments.dropFirst()
 switch (arguments.first, arguments.dropFirst().compactMap(Double.init)) {
 case ("vault"?, let numbers) where numbers.count == 2:
     try await vault(bytes: Int(numbers[0]), seconds: numbers[1])
+case ("open"?, let numbers) where numbers.count == 2:
+    try await open(bytes: Int(numbers[0]), seconds: numbers[1])
+case ("sha256"?, let numbers) where numbers.count == 1:
+    sha256(count: Int(numbers[0]))
 case ("argon2"?, let numbers) where numbers.count == 4:
     try argon2(memoryKiB: Int(numbers[0]), iterations: Int(numbers[1]), parallelism: Int(numbers[2]), runs: Int(numbers[3]))
 default:
-    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | argon2 KIB T P RUNS\n".utf8))
+    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT\n".utf8))
     exit(2)
 }
