@@ -8,6 +8,8 @@
 // x86-64, runs it only after asking the CPU; elsewhere it reports the parser unavailable and the caller uses yajl.
 #include "json_scan.h"
 
+#include <string.h>
+
 #if defined(__x86_64__) && defined(__clang__)
 #define WV_JSON_SCAN_AVAILABLE 1
 #define SIMDJSON_BUILTIN_IMPLEMENTATION haswell
@@ -247,4 +249,9 @@ extern "C" wv_json_scan_status wv_json_scan(const char *input, size_t length, co
     (void)input; (void)length; (void)raw_member; (void)events; (void)context;
     return WV_JSON_SCAN_UNAVAILABLE;
 #endif
+}
+
+extern "C" long wv_json_find(const char *text, size_t length, const char *needle, size_t needle_length) {
+    const void *found = memmem(text, length, needle, needle_length);
+    return found ? static_cast<const char *>(found) - text : -1;
 }

@@ -34,7 +34,9 @@ public struct JSONParser: Sendable {
     ///
     /// - Throws: `JSONParseError` for syntax errors, duplicate member names and nesting past `maxDepth`.
     public func parse(_ bytes: some ContiguousBytes) throws(JSONParseError) -> JSONValue {
-        try parse(bytes, extracting: nil).value
+        try bytes.withUnsafeBytes { input in
+            Result { () throws(JSONParseError) in try parseWhole(input, extracting: nil).value }
+        }.get()
     }
 
     /// Parses a complete JSON text, decoding the top-level object's string member `name` from base64url as it is
@@ -47,18 +49,75 @@ public struct JSONParser: Sendable {
     public func parse(
         _ bytes: some ContiguousBytes, decodingBase64URLMember name: String
     ) throws(JSONParseError) -> (value: JSONValue, decoded: DecodedBase64URLMember?) {
-        try parse(bytes, extracting: name)
-    }
-
-    private func parse(
-        _ bytes: some ContiguousBytes, extracting name: String?
-    ) throws(JSONParseError) -> (value: JSONValue, decoded: DecodedBase64URLMember?) {
         try bytes.withUnsafeBytes { input in
             Result { () throws(JSONParseError) in
-                if engine == .fastest, let scanned = scan(input, extracting: name) { return scanned }
-                return try parseWithYajl(input, extracting: name)
+                if engine == .fastest, let cut = parseCuttingTrailingString(input, member: name) {
+                    return (cut.value, .decoded(cut.decoded))
+                }
+                let reading = try parseWhole(input, extracting: name)
+                return (reading.value, reading.extracted)
             }
         }.get()
+    }
+
+    /// Reads a text that ends with the top-level member `name` holding a base64url string without handing that
+    /// string to the JSON parser; nil when the text does not end so or the parser refuses the rest of it.
+    ///
+    /// Our writers put a vault's `cipher` last, and scanning its megabytes for JSON structure, where there is none
+    /// to find, costs an open half what its AES-GCM does. So the letters from the first `"name":"` to the text's
+    /// last quote are cut out and decoded, the decoder refusing any byte outside the base64url alphabet, and the
+    /// parser reads what is left, `…"name":""}`. The two readings are the whole text's when the parser finds `name`
+    /// as the top-level object's last member holding the empty string: the quote before the letters then opens that
+    /// string in the whole text too (the text before it is the same), letters, digits, `-` and `_` hold no quote
+    /// or backslash to end it early or escape, and every token after it is the same. Any other outcome gives nil,
+    /// and the caller parses the whole text.
+    @_spi(Engines) public func parseCuttingTrailingString(
+        _ bytes: some ContiguousBytes, member name: String
+    ) -> (value: JSONValue, decoded: Data)? {
+        bytes.withUnsafeBytes { parseCuttingTrailingString($0, member: name) }
+    }
+
+    private func parseCuttingTrailingString(
+        _ input: UnsafeRawBufferPointer, member name: String
+    ) -> (value: JSONValue, decoded: Data)? {
+        guard let base = input.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
+        func skippingWhitespace(before end: Int) -> Int {
+            var end = end
+            while end > 0 {
+                switch input[end - 1] {
+                case 0x20, 0x09, 0x0A, 0x0D: end -= 1
+                default: return end
+                }
+            }
+            return end
+        }
+        let brace = skippingWhitespace(before: input.count) - 1
+        guard brace > 0, input[brace] == UInt8(ascii: "}") else { return nil }
+        let closingQuote = skippingWhitespace(before: brace) - 1
+        guard closingQuote > 0, input[closingQuote] == UInt8(ascii: "\"") else { return nil }
+        // Only where to cut is guessed here; the decoder and the parser then prove the guess or refuse it.
+        let needle = Array("\"\(name)\":\"".utf8)
+        let found = needle.withUnsafeBufferPointer { wv_json_find(base, closingQuote, $0.baseAddress, $0.count) }
+        guard found >= 0 else { return nil }
+        let openingQuote = found + needle.count - 1
+        let letters = UnsafeRawBufferPointer(rebasing: input[(openingQuote + 1)..<closingQuote])
+        guard let decoded = Base64URL.decode(letters) else { return nil }
+        var rest: [UInt8] = []
+        rest.reserveCapacity(input.count - letters.count)
+        rest.append(contentsOf: input[...openingQuote])
+        rest.append(contentsOf: input[closingQuote...])
+        guard let reading = rest.withUnsafeBytes({ try? parseWhole($0, extracting: name) }),
+              reading.extracted == .decoded(Data()), reading.extractedIsLastMember
+        else { return nil }
+        return (reading.value, decoded)
+    }
+
+    /// The whole text through simdjson, or yajl when simdjson refuses it or cannot run.
+    private func parseWhole(
+        _ input: UnsafeRawBufferPointer, extracting name: String?
+    ) throws(JSONParseError) -> JSONTreeBuilder.Reading {
+        if engine == .fastest, let reading = scan(input, extracting: name) { return reading }
+        return try parseWithYajl(input, extracting: name)
     }
 
     /// Whether simdjson runs on this CPU (x86-64 with AVX2); when not, every text is read by yajl.
@@ -71,12 +130,10 @@ public struct JSONParser: Sendable {
 
     /// simdjson's reading of `input`, or nil when it refused the text, a builder rule stopped it, or it cannot run
     /// on this CPU: yajl then reads the text and gives the answer, error position included.
-    private func scan(
-        _ input: UnsafeRawBufferPointer, extracting name: String?
-    ) -> (value: JSONValue, decoded: DecodedBase64URLMember?)? {
+    private func scan(_ input: UnsafeRawBufferPointer, extracting name: String?) -> JSONTreeBuilder.Reading? {
         let (status, builder) = Self.scan(input, maxDepth: maxDepth, extracting: name)
-        guard status == WV_JSON_SCAN_OK, let root = builder.root else { return nil }
-        return (root, builder.extracted)
+        guard status == WV_JSON_SCAN_OK else { return nil }
+        return builder.reading
     }
 
     /// Runs the simdjson walk over `input` into a fresh builder.
@@ -95,7 +152,7 @@ public struct JSONParser: Sendable {
 
     private func parseWithYajl(
         _ input: UnsafeRawBufferPointer, extracting name: String?
-    ) throws(JSONParseError) -> (value: JSONValue, decoded: DecodedBase64URLMember?) {
+    ) throws(JSONParseError) -> JSONTreeBuilder.Reading {
         // yajl takes vertical tab and form feed for whitespace; JSON does not, and neither may stand
         // raw inside a string, so either byte anywhere refuses the text.
         if let base = input.baseAddress {
@@ -127,10 +184,10 @@ public struct JSONParser: Sendable {
                 if status == yajl_status_client_canceled, let failure = builder.pointee.failure {
                     throw failure
                 }
-                guard status == yajl_status_ok, let root = builder.pointee.root else {
+                guard status == yajl_status_ok, let reading = builder.pointee.reading else {
                     throw JSONParseError(.syntax, "not valid JSON at byte \(position) (\(Self.message(from: handle)))")
                 }
-                return (root, builder.pointee.extracted)
+                return reading
             }
         }
     }

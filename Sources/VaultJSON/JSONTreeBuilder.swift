@@ -58,6 +58,20 @@ struct JSONTreeBuilder {
     private(set) var failure: JSONParseError?
     /// The extracted member's bytes, once it has been read as a string.
     private(set) var extracted: DecodedBase64URLMember?
+    /// Whether no top-level member has followed the extracted one (so far, or once the parse is done).
+    private(set) var extractedIsLastMember = false
+
+    /// A finished parse: the document, and the extracted member if there was one.
+    struct Reading {
+        let value: JSONValue
+        let extracted: DecodedBase64URLMember?
+        let extractedIsLastMember: Bool
+    }
+
+    /// The parse's result, once the document's last token has been read.
+    var reading: Reading? {
+        root.map { Reading(value: $0, extracted: extracted, extractedIsLastMember: extractedIsLastMember) }
+    }
 
     /// Creates a builder for one parse of `input`, which must outlive it, taking the top-level string member
     /// `extracting` (if given) out of the tree and decoding it.
@@ -129,8 +143,13 @@ struct JSONTreeBuilder {
     /// Decodes the extracted member into `extracted`; false, with nothing recorded, when it is not base64url.
     private mutating func decodeExtracted(_ letters: UnsafeRawBufferPointer) -> Bool {
         guard let bytes = Base64URL.decode(letters) else { return false }
-        extracted = .decoded(bytes)
+        record(.decoded(bytes))
         return true
+    }
+
+    private mutating func record(_ member: DecodedBase64URLMember) {
+        extracted = member
+        extractedIsLastMember = true
     }
 
     private mutating func string(_ decoded: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -138,7 +157,7 @@ struct JSONTreeBuilder {
             if !decodeExtracted(UnsafeRawBufferPointer(decoded)) {
                 // Not base64url is the shape's business, but text that is not even Unicode is still a JSON error.
                 guard text(of: decoded) != nil else { return false }
-                extracted = .notBase64URL
+                record(.notBase64URL)
             }
             return add(.null)
         }
@@ -154,6 +173,7 @@ struct JSONTreeBuilder {
             return fail(.duplicateKey, "duplicate member name before byte \(position)")
         }
         open[open.count - 1].pendingName = name
+        if open.count == 1 { extractedIsLastMember = false }
         return true
     }
 

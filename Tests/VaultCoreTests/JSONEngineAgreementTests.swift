@@ -82,6 +82,50 @@ import VaultCore
         }
     }
 
+    /// Texts ending with a base64url `cipher`, read by cutting the string out, and what the cut must give.
+    static let trailingCases: [(text: String, cut: Bool)] = [
+        (#"{"v":1,"cipher":"AAEC"}"#, true),
+        (#"{"cipher":""}"#, true),
+        ("{\"v\":[1,{\"a\":null}],\"cipher\":\"AAEC\" \r\n}\n\t ", true),
+        (#"{"cipher":"AAE"}"#, true),
+        // The guessed cut is wrong or unprovable: each must be read whole.
+        (#"{"cipher":"AAEC","v":1}"#, false),
+        (#"{"cipher":"AAEC","x":"AAEC"}"#, false),
+        (#"{"x\"cipher":"AAEC"}"#, false),
+        (#"{"cipher" : "", "x\"cipher":"AAEC"}"#, false),
+        (#"{"x":{"cipher":"AAEC"}}"#, false),
+        (#"{"x":{"cipher":"AAEC"},"cipher":"AAEC"}"#, false),
+        (#"{"cipher":"AAEC","cipher":"AAEC"}"#, false),
+        (#"{"cipher":"AA\u0041C"}"#, false),
+        (#"{"cipher":"AAF"}"#, false),
+        (#"{"x\"cipher":"AAEC","cipher":"AAECAw"}"#, false),
+        (#"{"cipher":"AAEC"}}"#, false),
+        (#"[{"cipher":"AAEC"}"#, false),
+        (#"{"v":01,"cipher":"AAEC"}"#, false),
+        (#"{"cipher":"}"#, false),
+        ("{\"cipher\":\"AAEC\"\u{0C}}", false),
+        (#""cipher":"AAEC"}"#, false),
+    ]
+
+    @Test(arguments: trailingCases)
+    func cuttingTheTrailingStringReadsWhatTheWholeTextSays(text: String, cut: Bool) {
+        var yajl = JSONParser()
+        yajl.engine = .yajl
+        let bytes = Data(text.utf8)
+        let whole = Result { () throws(JSONParseError) in try yajl.parse(bytes, decodingBase64URLMember: "cipher") }
+        guard let reading = JSONParser().parseCuttingTrailingString(bytes, member: "cipher") else {
+            #expect(!cut, "the cut was refused")
+            return
+        }
+        #expect(cut, "the cut was taken")
+        guard case .success(let parsed) = whole else {
+            Issue.record("the cut read a text the parser refuses")
+            return
+        }
+        #expect(parsed.value == reading.value)
+        #expect(parsed.decoded == .decoded(reading.decoded))
+    }
+
     @Test func extractionOfAVaultSizedMember() throws {
         let bytes = Data((0..<1_000_003).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let text = Data(#"{"v":1,"cipher":""#.utf8) + Data(Base64URL.encode(bytes).utf8) + Data(#""}"#.utf8)

@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultCrypto
 @testable import VaultEnvelope
+@_spi(Engines) import VaultJSON
 
 @Suite struct ProviderRoundTripTests {
     /// Seals for one key, opens with it, and checks the entry names the key's algorithm and id.
@@ -11,6 +12,9 @@ import VaultCrypto
         let sealed = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: label)])
         let opened = try await opener.open(sealed.blob, vaultID: "v", keys: [key])
         #expect(opened.plaintext == TestSupport.plaintext)
+        // Written last, `cipher` is read without the JSON parser scanning it.
+        let cut = try #require(JSONParser().parseCuttingTrailingString(sealed.blob, member: "cipher"))
+        #expect(cut.decoded == opened.state.envelope.sealedBox.ciphertext)
         let entry = try #require(opened.state.envelope.entries.first)
         #expect(entry.algorithm == key.algorithm)
         #expect(entry.kekID == key.kekID)

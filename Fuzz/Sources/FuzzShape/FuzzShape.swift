@@ -2,8 +2,9 @@ import VaultCore
 @_spi(Engines) import VaultJSON
 
 /// One save body: parse it as the server does (simdjson, yajl for what it refuses, duplicates refused, depth 64),
-/// then check the vault shape. yajl alone must give the same answer, and decoding `cipher` while parsing must agree
-/// with decoding it afterwards. Every outcome is an answer or a thrown error; a crash, a disagreement, a leak
+/// then check the vault shape. yajl alone must give the same answer, with and without `cipher` decoded while parsing
+/// (which may cut a last `cipher` out of the text unscanned), and decoding it while parsing must agree with decoding
+/// it afterwards. Every outcome is an answer or a thrown error; a crash, a disagreement, a leak
 /// report or a sanitizer finding is a bug.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzShape(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -18,6 +19,16 @@ public func fuzzShape(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case (.success(let a), .success(let b)): precondition(a == b, "simdjson and yajl read different values")
     case (.failure(let a), .failure(let b)): precondition(a == b, "simdjson and yajl refused differently")
     default: preconditionFailure("simdjson and yajl disagree on accepting the text")
+    }
+    // Decoding `cipher` while parsing may cut a last `cipher` string out unread (simdjson engine only); yajl reads
+    // every byte, so the two must agree on each text.
+    let fastExtraction = Result { () throws(JSONParseError) in try parser.parse(input, decodingBase64URLMember: "cipher") }
+    let slowExtraction = Result { () throws(JSONParseError) in try yajl.parse(input, decodingBase64URLMember: "cipher") }
+    switch (fastExtraction, slowExtraction) {
+    case (.success(let a), .success(let b)):
+        precondition(a.value == b.value && a.decoded == b.decoded, "extraction differs between the engines")
+    case (.failure(let a), .failure(let b)): precondition(a == b, "extraction refused differently")
+    default: preconditionFailure("the engines disagree on accepting the text while extracting")
     }
     guard case .success(let value) = fast else { return 0 }
     if let extracted = try? parser.parse(input, decodingBase64URLMember: "cipher") {

@@ -51,6 +51,10 @@ typedef enum wv_json_scan_status {
 wv_json_scan_status wv_json_scan(const char *input, size_t length, const char *raw_member,
                                  const wv_json_events *events, void *context);
 
+/// The offset of the first `needle` in `text[0..<length]`, or -1 if there is none: glibc's memmem, which Swift
+/// cannot see.
+long wv_json_find(const char *text, size_t length, const char *needle, size_t needle_length);
+
 #ifdef __cplusplus
 }
 #endif
