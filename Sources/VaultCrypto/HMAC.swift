@@ -2,34 +2,49 @@ import CLibCrypto
 import Foundation
 
 /// A hash-based message authentication code (RFC 2104), spelled `HMAC<SHA256>` as in CryptoKit.
-public enum HMAC<H: HashFunction>: Sendable {}
+///
+/// A value: a copy goes on independently. Copies share one keyed OpenSSL context until one is updated, so that
+/// many messages MACed under one key pay for the keying once.
+/// `@unchecked Sendable`: the shared context is only changed through a reference no other copy holds.
+public struct HMAC<H: HashFunction>: @unchecked Sendable {
+    private var context: MACContext
+}
 
 extension HMAC where H == SHA256 {
+    /// Starts a code keyed with `key`.
+    ///
+    /// Never throws; traps only if libcrypto cannot allocate memory.
+    public init(key: SymmetricKey) {
+        context = LibCrypto.mustSucceed { try key.withUnsafeBytes { try MACContext(hmacSHA256Key: $0) } }
+    }
+
+    /// Adds `data` to the message.
+    ///
+    /// Never throws; traps only if libcrypto cannot allocate memory.
+    public mutating func update(data: some DataProtocol) {
+        LibCrypto.mustSucceed {
+            if !isKnownUniquelyReferenced(&context) { context = try context.copy() }
+            try context.update(data)
+        }
+    }
+
+    /// Returns the 32-byte code of the message.
+    ///
+    /// Never throws; traps only if libcrypto cannot allocate memory.
+    public consuming func finalize() -> Data {
+        LibCrypto.mustSucceed {
+            if !isKnownUniquelyReferenced(&context) { context = try context.copy() }
+            return try context.finish()
+        }
+    }
+
     /// Returns the 32-byte HMAC-SHA256 of `data` under `key`.
     ///
     /// Never throws; traps only if libcrypto cannot allocate memory.
     public static func authenticationCode(for data: some DataProtocol, using key: SymmetricKey) -> Data {
-        var code = Data(count: SHA256.byteCount)
-        LibCrypto.mustSucceed {
-            try key.withUnsafeBytes { keyBytes in
-                try LibCrypto.withContiguousBytes(data) { message in
-                    try code.withUnsafeMutableBytes { output in
-                        var length: UInt32 = 0
-                        let result = CLibCrypto.HMAC(
-                            EVP_sha256(),
-                            keyBytes.baseAddress, Int32(keyBytes.count),
-                            message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count,
-                            output.baseAddress?.assumingMemoryBound(to: UInt8.self), &length
-                        )
-                        _ = try LibCrypto.nonNull(result, .libraryFailure, "HMAC failed")
-                        guard length == SHA256.byteCount else {
-                            throw CryptoError(.libraryFailure, "HMAC returned an unexpected length")
-                        }
-                    }
-                }
-            }
-        }
-        return code
+        var code = HMAC(key: key)
+        code.update(data: data)
+        return code.finalize()
     }
 
     /// Checks a full-length (32-byte) HMAC-SHA256 code in constant time; truncated codes are refused.

@@ -25,14 +25,16 @@ struct HeaderAuthenticator {
     private static let macDomain = Array("WalletVault-v1-MAC".utf8) + [0]
     private static let aadDomain = Array("WalletVault-v1-AAD".utf8) + [0]
 
-    private let macKey: SymmetricKey
+    /// HMAC-SHA256 keyed with the MAC key and not yet given a message: each member's MAC continues a copy.
+    private let keyedMAC: HMAC<SHA256>
 
     /// Derives the MAC key from the DEK with HKDF-SHA256 (empty salt).
     ///
     /// - Throws: `VaultEnvelopeError` `.cryptoFailure` if HKDF fails.
     init(dek: SymmetricKey) throws(VaultEnvelopeError) {
         do {
-            macKey = try HKDF<SHA256>.deriveKey(inputKeyMaterial: dek, salt: Data(), info: Self.macKeyInfo, outputByteCount: 32)
+            let macKey = try HKDF<SHA256>.deriveKey(inputKeyMaterial: dek, salt: Data(), info: Self.macKeyInfo, outputByteCount: 32)
+            keyedMAC = HMAC(key: macKey)
         } catch {
             throw VaultEnvelopeError(.cryptoFailure, "cannot derive the header MAC key")
         }
@@ -74,7 +76,9 @@ struct HeaderAuthenticator {
         } else {
             input.append(UInt8(ascii: "x"))
         }
-        return HMAC<SHA256>.authenticationCode(for: input, using: macKey).prefix(Self.macByteCount)
+        var code = keyedMAC
+        code.update(data: input)
+        return code.finalize().prefix(Self.macByteCount)
     }
 
     /// The AES-GCM additional data: a domain label, then the canonical encoding of every header member

@@ -35,6 +35,21 @@ import Testing
         #expect(HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(), using: key))
     }
 
+    @Test func hmacCopiesOfOneKeyedCodeGoOnIndependently() {
+        let key = SymmetricKey(size: .bits256)
+        let keyed = HMAC<SHA256>(key: key)
+        var first = keyed
+        first.update(data: Data("pay 10 ".utf8))
+        var second = first
+        first.update(data: Data("to alice".utf8))
+        second.update(data: Data("to bob".utf8))
+        #expect(first.finalize() == HMAC<SHA256>.authenticationCode(for: Data("pay 10 to alice".utf8), using: key))
+        #expect(second.finalize() == HMAC<SHA256>.authenticationCode(for: Data("pay 10 to bob".utf8), using: key))
+        // The keyed original was never given a message, however its copies were used.
+        #expect(keyed.finalize() == HMAC<SHA256>.authenticationCode(for: Data(), using: key))
+        #expect(keyed.finalize() == HMAC<SHA256>.authenticationCode(for: Data(), using: key))
+    }
+
     @Test func hmacRejectsTamperedAndTruncatedCodes() {
         let key = SymmetricKey(size: .bits256)
         let message = Data("pay 10 to alice".utf8)

@@ -12,19 +12,32 @@ final class CipherContext {
         func cipher(keyByteCount: Int) throws -> OpaquePointer {
             let cipher: OpaquePointer?
             switch (self, keyByteCount) {
-            case (.gcm, 16): cipher = EVP_aes_128_gcm()
-            case (.gcm, 24): cipher = EVP_aes_192_gcm()
-            case (.gcm, 32): cipher = EVP_aes_256_gcm()
-            case (.keyWrap, 16): cipher = EVP_aes_128_wrap()
-            case (.keyWrap, 24): cipher = EVP_aes_192_wrap()
-            case (.keyWrap, 32): cipher = EVP_aes_256_wrap()
-            case (.keyWrapWithPadding, 16): cipher = EVP_aes_128_wrap_pad()
-            case (.keyWrapWithPadding, 24): cipher = EVP_aes_192_wrap_pad()
-            case (.keyWrapWithPadding, 32): cipher = EVP_aes_256_wrap_pad()
+            case (.gcm, 16): cipher = Self.aes128GCM
+            case (.gcm, 24): cipher = Self.aes192GCM
+            case (.gcm, 32): cipher = Self.aes256GCM
+            case (.keyWrap, 16): cipher = Self.aes128Wrap
+            case (.keyWrap, 24): cipher = Self.aes192Wrap
+            case (.keyWrap, 32): cipher = Self.aes256Wrap
+            case (.keyWrapWithPadding, 16): cipher = Self.aes128WrapPad
+            case (.keyWrapWithPadding, 24): cipher = Self.aes192WrapPad
+            case (.keyWrapWithPadding, 32): cipher = Self.aes256WrapPad
             default: throw CryptoError(.invalidKeySize, "AES keys are 128, 192 or 256 bits")
             }
             return try LibCrypto.nonNull(cipher, .unsupportedAlgorithm, "AES cipher unavailable")
         }
+
+        // Fetched from the default provider once: `EVP_aes_256_gcm()` and its kin make OpenSSL 3 look the
+        // algorithm up again on every initialization, most of what wrapping a key or opening a small box costs.
+        // Never freed: they live as long as the process.
+        nonisolated(unsafe) private static let aes128GCM = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil)
+        nonisolated(unsafe) private static let aes192GCM = EVP_CIPHER_fetch(nil, "AES-192-GCM", nil)
+        nonisolated(unsafe) private static let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+        nonisolated(unsafe) private static let aes128Wrap = EVP_CIPHER_fetch(nil, "AES-128-WRAP", nil)
+        nonisolated(unsafe) private static let aes192Wrap = EVP_CIPHER_fetch(nil, "AES-192-WRAP", nil)
+        nonisolated(unsafe) private static let aes256Wrap = EVP_CIPHER_fetch(nil, "AES-256-WRAP", nil)
+        nonisolated(unsafe) private static let aes128WrapPad = EVP_CIPHER_fetch(nil, "AES-128-WRAP-PAD", nil)
+        nonisolated(unsafe) private static let aes192WrapPad = EVP_CIPHER_fetch(nil, "AES-192-WRAP-PAD", nil)
+        nonisolated(unsafe) private static let aes256WrapPad = EVP_CIPHER_fetch(nil, "AES-256-WRAP-PAD", nil)
     }
 
     private let context: OpaquePointer

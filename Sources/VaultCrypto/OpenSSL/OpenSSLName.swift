@@ -33,5 +33,6 @@ struct OpenSSLName: Sendable, ExpressibleByStringLiteral {
     static let kdfKey = OpenSSLName("key", matching: OSSL_KDF_PARAM_KEY)
     static let kdfSalt = OpenSSLName("salt", matching: OSSL_KDF_PARAM_SALT)
     static let kdfInfo = OpenSSLName("info", matching: OSSL_KDF_PARAM_INFO)
+    static let macDigest = OpenSSLName("digest", matching: OSSL_MAC_PARAM_DIGEST)
     static let oaepLabel = OpenSSLName("oaep-label", matching: OSSL_ASYM_CIPHER_PARAM_OAEP_LABEL)
 }
