@@ -26,7 +26,7 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         // Plain C helpers for what does not import cleanly (variadic calls, macros).
-        .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto"]),
+        .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto", "CArgon2"]),
 
         // The bulk base64url loops with AVX2, chosen at run time: Swift cannot mark one function for a CPU feature.
         .target(name: "CBase64URL"),
@@ -51,7 +51,7 @@ let package = Package(
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", "CVaultShims"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto"]),
         .testTarget(

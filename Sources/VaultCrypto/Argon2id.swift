@@ -1,4 +1,5 @@
 import CArgon2
+import CVaultShims
 import Foundation
 
 /// Argon2id password hashing / key derivation (RFC 9106, version 0x13) via libargon2.
@@ -69,7 +70,7 @@ public enum Argon2id {
                                 ad: mutableBytes(ad), adlen: try length(ad),
                                 t_cost: passes, m_cost: memory, lanes: lanes, threads: lanes,
                                 version: UInt32(ARGON2_VERSION_13.rawValue),
-                                allocate_cbk: nil, free_cbk: nil,
+                                allocate_cbk: wv_argon2_allocate, free_cbk: wv_argon2_free,
                                 flags: 0
                             )
                             let status = argon2_ctx(&context, variant.type)

@@ -1,4 +1,5 @@
 import Foundation
+import CVaultShims
 import Testing
 @testable import VaultCrypto
 
@@ -120,6 +121,20 @@ import Testing
 
 @Suite struct Argon2idTests {
     let salt = Data("0123456789abcdef".utf8)
+
+    @Test(arguments: [1 << 10, 19 << 20, (64 << 20) + (3 << 10)])
+    func memoryIsMappedOnHugePageBoundariesAndWholly(bytes: Int) throws {
+        var memory: UnsafeMutablePointer<UInt8>?
+        #expect(wv_argon2_allocate(&memory, bytes) == 0)
+        let base = try #require(memory)
+        defer { wv_argon2_free(base, bytes) }
+        #expect(UInt(bitPattern: base) % (2 << 20) == 0)
+        // Every byte is writable and reads back; a short mapping would fault here.
+        let buffer = UnsafeMutableBufferPointer(start: base, count: bytes)
+        for index in stride(from: 0, to: bytes, by: 4096) { buffer[index] = UInt8(truncatingIfNeeded: index >> 12) }
+        buffer[bytes - 1] = 0xA5
+        #expect(buffer[bytes - 1] == 0xA5 && buffer[bytes > 4096 ? 4096 : 0] == UInt8(bytes > 4096 ? 1 : 0))
+    }
 
     @Test func deterministicAndSensitiveToEveryInput() throws {
         func derive(password: String = "correct horse", salt: Data? = nil, secret: Data? = nil) throws -> SymmetricKey {

@@ -2,3 +2,4 @@
 #include "mhd_shims.h"
 #include "crypto_shims.h"
 #include "heap_shims.h"
+#include "argon2_shims.h"

@@ -24,7 +24,16 @@ final class SecureBytes: @unchecked Sendable {
 
     /// Copies `bytes`.
     convenience init(copying bytes: some DataProtocol) {
-        self.init(count: bytes.count) { bytes.copyBytes(to: $0) }
+        // Region by region: DataProtocol's generic copyBytes(to:) walks a Slice<Data> byte by byte.
+        self.init(count: bytes.count) { output in
+            var offset = 0
+            for region in bytes.regions {
+                region.withUnsafeBytes { source in
+                    UnsafeMutableRawBufferPointer(rebasing: output[offset...]).copyMemory(from: source)
+                    offset += source.count
+                }
+            }
+        }
     }
 
     deinit {
