@@ -164,7 +164,13 @@ private:
                     int answer = events_->raw_string(context_, reinterpret_cast<const unsigned char *>(text.data()),
                                                      text.size());
                     if (answer == 0) return stop();
-                    if (answer != WV_JSON_WANT_UNESCAPED) continue;
+                    if (answer != WV_JSON_WANT_UNESCAPED) {
+                        // raw_json_token() only looks: the value must still be consumed, or the loop would skip it,
+                        // and On-Demand's skipping checks nothing (`"cipher":"a":"b"` went through). Taking it as a raw
+                        // string consumes it without unescaping.
+                        if (auto error = field.value().get_raw_json_string().error()) return error;
+                        continue;
+                    }
                 }
             }
             if (auto error = walk(field.value())) return error;

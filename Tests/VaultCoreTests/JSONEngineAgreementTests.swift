@@ -61,6 +61,10 @@ import VaultCore
         (#"[{"cipher":"AAEC"}]"#, nil, .array([.object([("cipher", .string("AAEC"))])])),
         (#"{"cipher":"AAEC","cipher":"AAEC"}"#, nil, nil),
         (#"{"cipher":"\ud800AAA"}"#, nil, nil),
+        // FuzzShape found simdjson's walk skipping what followed a raw `cipher` unchecked.
+        (#"{"v":1,"cipher":"whQL":"P-256","kL"},"label":"x"}"#, nil, nil),
+        (#"{"cipher":"AAEC":"B","k":"x"},"l":"y"}"#, nil, nil),
+        (#"{"cipher":"AAEC" 1}"#, nil, nil),
     ]
 
     @Test func bothEnginesExtractTheSameMember() {
