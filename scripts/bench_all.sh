@@ -7,7 +7,7 @@
 #   scripts/bench_crypto.sh   seal/open a 1 MiB vault vs openssl speed aes-256-gcm; Argon2id vs the argon2 CLI
 # The scripts run one after the other, never at once (two cores). Progress and diagnostics go to stderr.
 # Usage: scripts/bench_all.sh   (after `swift build -c release`; make bench builds it)
-# Env: DURATION, CONNECTIONS (HTTP runs), USERS (saves), MINT_USERS, SECONDS_PER_RUN, ARGON2_RUNS (envelope runs).
+# Env: DURATION, CONNECTIONS (HTTP runs), USERS (saves), MINT_USERS, SECONDS_PER_RUN, ROUNDS, ARGON2_RUNS (envelope runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .build/release/walletvault-server ] || { echo "bench_all.sh: build first: swift build -c release" >&2; exit 1; }
