@@ -25,7 +25,7 @@ bench=.build/release/walletvault-bench
 # reported is the median of those; the throughputs shown are each one's median over the rounds. (The ratio of
 # the two medians pairs runs minutes apart; stderr prints it too.)
 rounds=${ROUNDS:-5}
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 seals=() opens=() ssls=() seal_ratios=() open_ratios=()
 for round in $(seq "$rounds"); do
   ours=$("$bench" vault "$bytes" "$seconds")
@@ -56,17 +56,16 @@ for _ in $(seq "$runs"); do
   out=$(printf '%s' password | argon2 saltsaltsaltsalt -id -t "$t_cost" -k "$m_kib" -p "$lanes" -l 32)
   cli_hash=$(awk '$1 == "Hash:" { print $2 }' <<<"$out")
   cli_times+=("$(awk '$2 == "seconds" { print $1 }' <<<"$out")")
+  if [ "$ours_hash" != "$cli_hash" ]; then
+    echo "Argon2id outputs differ: walletvault-bench $ours_hash, argon2 $cli_hash" >&2
+    exit 1
+  fi
   argon_ratios+=("$(awk -v a="${ours_times[-1]}" -v b="${cli_times[-1]}" 'BEGIN { print a / b }')")
 done
 argon_ratio=$(printf '%s\n' "${argon_ratios[@]}" | median)
 ours_argon=$(printf '%s\n' "${ours_times[@]}" | median)
 cli_argon=$(printf '%s\n' "${cli_times[@]}" | median)
 echo "argon2id runs: ours ${ours_times[*]} s, argon2 ${cli_times[*]} s" >&2
-if [ "$ours_hash" != "$cli_hash" ]; then
-  echo "Argon2id outputs differ: walletvault-bench $ours_hash, argon2 $cli_hash" >&2
-  exit 1
-fi
-
 awk -v rounds="$rounds" -v argon_runs="$runs" -v seal="$seal" -v open="$open" -v ssl="$ssl" \
   -v seal_ratio="$seal_ratio" -v open_ratio="$open_ratio" -v oa="$ours_argon" -v ca="$cli_argon" -v argon_ratio="$argon_ratio" \
   -v costs="m=${m_kib} KiB, t=${t_cost}, p=${lanes}" 'BEGIN {

@@ -308,6 +308,8 @@ def body_cases() -> list[Case]:
         Case("body: a UTF-8 BOM before the blob", canary_save(b"\xef\xbb\xbf" + good), 400, "invalid_json"),
         Case("body: trailing garbage after the blob", canary_save(good + b"x"), 400, "invalid_json"),
         Case("body: two blobs back to back", canary_save(good + good), 400, "invalid_json"),
+        Case("body: an unclosed string after the blob", canary_save(good + b'"junk'), 400, "invalid_json"),
+        Case("body: a quote after the blob and a newline", canary_save(good + b'\n"'), 400, "invalid_json"),
         Case("body: a raw NUL after the blob", canary_save(good + b"\x00"), 400, "invalid_json"),
         Case("body: a raw NUL inside a string", canary_save(good.replace(b"test device", b"test\x00device")), 400,
              "invalid_json"),

@@ -83,12 +83,7 @@ public struct JSONParser: Sendable {
         guard let base = input.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
         func skippingWhitespace(before end: Int) -> Int {
             var end = end
-            while end > 0 {
-                switch input[end - 1] {
-                case 0x20, 0x09, 0x0A, 0x0D: end -= 1
-                default: return end
-                }
-            }
+            while end > 0, Self.isWhitespace(input[end - 1]) { end -= 1 }
             return end
         }
         let brace = skippingWhitespace(before: input.count) - 1
@@ -182,11 +177,18 @@ public struct JSONParser: Sendable {
                 var position = Int(yajl_get_bytes_consumed(handle))
                 if status == yajl_status_ok {
                     // A number at the very end is only complete once yajl knows no digit follows.
+                    builder.pointee.inputEnded = true
                     status = yajl_complete_parse(handle)
                     position = input.count
                 }
                 if status == yajl_status_client_canceled, let failure = builder.pointee.failure {
                     throw failure
+                }
+                // yajl takes an unclosed string after the value for a token still arriving, and then for nothing:
+                // `{}"abc` passed. Only JSON whitespace may follow the value.
+                if status == yajl_status_ok, let end = builder.pointee.rootEnd,
+                   let trailing = input[end...].firstIndex(where: { !Self.isWhitespace($0) }) {
+                    throw JSONParseError(.syntax, "not valid JSON at byte \(trailing) (trailing garbage)")
                 }
                 guard status == yajl_status_ok, let reading = builder.pointee.reading else {
                     throw JSONParseError(.syntax, "not valid JSON at byte \(position) (\(Self.message(from: handle)))")
@@ -194,6 +196,11 @@ public struct JSONParser: Sendable {
                 return reading
             }
         }
+    }
+
+    /// Whether `byte` is JSON whitespace: space, tab, line feed or carriage return.
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     /// yajl's description of its error, without the excerpt of the input its verbose form adds,

@@ -15,6 +15,9 @@ import VaultCore
         #"{"a":{"b":[{"c":null}]}}"#, #"{"a":1,"a":2}"#, #"{"a":1,"b":{"a":2}}"#, #"{"\u0061":1,"a":2}"#,
         #"{"é":1,"é":2}"#, "[\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"]", "[\"\\x\"]", "[01]", "[1.]", "[.5]", "[+1]",
         "[-]", "[1e]", "[0x10]", "[Infinity]", "[NaN]", "\u{FEFF}{}",
+        // simdjson 3.0.1 took one more byte after a root null; yajl took an unclosed string after any value.
+        "null", " null \n", "nullx", "nullx\n", "null\\ ", "null\":\"", "[nullx]", "[null]x",
+        "{\"v\":1}\"abc", "{}\"", "\"a\"\"", "1\"", "12 \"x", "[1] \"", "true\"", "{} \n\"",
     ]
 
     static var corpus: [Data] {
@@ -45,6 +48,17 @@ import VaultCore
             compared += 1
         }
         #expect(compared > 370)
+    }
+
+    @Test(arguments: ["nullx", "nullx\n", "null\\ ", "null\":\"", "[nullx]", "[null]x", "{\"v\":1}\"abc", "{}\"",
+                      "\"a\"\"", "1\"", "12 \"x", "[1] \"", "true\"", "{} \n\""])
+    func refusesAnythingButWhitespaceAfterTheValue(text: String) {
+        var yajl = JSONParser()
+        yajl.engine = .yajl
+        for parser in [JSONParser(), yajl] {
+            #expect(throws: JSONParseError.self, "\(parser.engine)") { try parser.parse(Data(text.utf8)) }
+        }
+        #expect(throws: JSONParseError.self) { try JSONParser().parse(Data(text.utf8), decodingBase64URLMember: "cipher") }
     }
 
     static let extractionCases: [(text: String, decoded: DecodedBase64URLMember?, rest: JSONValue?)] = [
