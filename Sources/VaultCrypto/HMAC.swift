@@ -1,4 +1,3 @@
-import CLibCrypto
 import Foundation
 
 /// A hash-based message authentication code (RFC 2104), spelled `HMAC<SHA256>` as in CryptoKit.

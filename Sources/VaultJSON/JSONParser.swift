@@ -175,9 +175,11 @@ public struct JSONParser: Sendable {
                 // values, UTF-8 checked in strings. yajl_config is variadic and Swift cannot call it.
                 var status = yajl_parse(handle, input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count)
                 var position = Int(yajl_get_bytes_consumed(handle))
+                // Where the value ended, if yajl reported it while reading the input; a value reported only on
+                // being told the input ended (a number at the very end) ran to the end of the input.
+                let rootEnd = builder.pointee.rootEnd
                 if status == yajl_status_ok {
                     // A number at the very end is only complete once yajl knows no digit follows.
-                    builder.pointee.inputEnded = true
                     status = yajl_complete_parse(handle)
                     position = input.count
                 }
@@ -186,7 +188,7 @@ public struct JSONParser: Sendable {
                 }
                 // yajl takes an unclosed string after the value for a token still arriving, and then for nothing:
                 // `{}"abc` passed. Only JSON whitespace may follow the value.
-                if status == yajl_status_ok, let end = builder.pointee.rootEnd,
+                if status == yajl_status_ok, let end = rootEnd,
                    let trailing = input[end...].firstIndex(where: { !Self.isWhitespace($0) }) {
                     throw JSONParseError(.syntax, "not valid JSON at byte \(trailing) (trailing garbage)")
                 }

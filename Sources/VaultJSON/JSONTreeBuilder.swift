@@ -54,11 +54,9 @@ struct JSONTreeBuilder {
 
     /// The document, once its last token has been read.
     private(set) var root: JSONValue?
-    /// Under yajl, where the document's last token ended, when yajl reported it before the end of the input
-    /// (nil when it did so only on being told the input ended, or under simdjson).
+    /// Under yajl, the offset just past the document's last token, as yajl counted when it reported it (nil
+    /// under simdjson).
     private(set) var rootEnd: Int?
-    /// Set by the yajl parse once it tells yajl that the input has ended.
-    var inputEnded = false
     /// Why a callback stopped the parse.
     private(set) var failure: JSONParseError?
     /// The extracted member's bytes, once it has been read as a string.
@@ -98,7 +96,7 @@ struct JSONTreeBuilder {
     private mutating func add(_ value: JSONValue) -> Bool {
         guard !open.isEmpty else {
             root = value
-            if handle != nil, !inputEnded { rootEnd = position }
+            if handle != nil { rootEnd = position }
             return true
         }
         let top = open.count - 1
