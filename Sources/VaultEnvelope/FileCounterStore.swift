@@ -43,14 +43,7 @@ public actor FileCounterStore: CounterStore {
         var updated = counters
         updated[vaultID] = counter
         let json = JSONValue.object(updated.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) })
-        // Write a fresh 0600 file beside the old one and rename over it, so a crash leaves one whole file.
-        let temporary = fileURL.deletingLastPathComponent()
-            .appendingPathComponent(".\(fileURL.lastPathComponent).\(UUID().uuidString)")
-        try KeyFile.create(temporary, bytes: [UInt8](JSONSerializer.data(of: json)))
-        guard rename(temporary.path, fileURL.path) == 0 else {
-            unlink(temporary.path)
-            throw VaultEnvelopeError(.keyStorage, "cannot replace counter file \(fileURL.lastPathComponent)")
-        }
+        try OwnerOnlyFile.replace(fileURL, with: [UInt8](JSONSerializer.data(of: json)))
         counters = updated
     }
 }

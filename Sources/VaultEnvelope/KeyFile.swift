@@ -1,24 +1,7 @@
 import Foundation
 
-/// Reads and writes key files that only their owner may read (mode 0600), refusing files others can read.
+/// Reads key files that only their owner may read (mode 0600), refusing files others can read; `OwnerOnlyFile` writes them.
 enum KeyFile {
-    /// Creates `url` with mode 0600 and writes `bytes`; never replaces an existing file.
-    ///
-    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file exists or cannot be written.
-    static func create(_ url: URL, bytes: some ContiguousBytes) throws(VaultEnvelopeError) {
-        // O_EXCL with the mode at creation leaves no moment in which the file is readable by others.
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw VaultEnvelopeError(.keyStorage, "cannot create key file \(url.lastPathComponent): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        let written = bytes.withUnsafeBytes { buffer in write(descriptor, buffer.baseAddress, buffer.count) }
-        guard written == bytes.withUnsafeBytes(\.count), fsync(descriptor) == 0 else {
-            unlink(url.path)
-            throw VaultEnvelopeError(.keyStorage, "cannot write key file \(url.lastPathComponent)")
-        }
-    }
-
     /// Reads `url`, which must be a regular file of at most `maxBytes` that neither group nor others can access.
     ///
     /// - Throws: `VaultEnvelopeError` `.invalidated` if the file is gone (the key was destroyed), `.keyStorage` if it

@@ -22,7 +22,7 @@ public struct SymmetricKEK: KeyEncryptionKey {
         let key = SymmetricKey(size: .bits256)
         var bytes = key.withUnsafeBytes { Data($0) }
         defer { bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex) }
-        try KeyFile.create(url, bytes: bytes)
+        try OwnerOnlyFile.create(url, bytes: bytes)
         return SymmetricKEK(fileURL: url, kekID: KeyIdentifier.symmetric(key))
     }
 

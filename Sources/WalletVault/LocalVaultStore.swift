@@ -164,11 +164,7 @@ public struct LocalVaultStore: Sendable {
 
     /// Writes atomically with mode 0600: a crash leaves the old file or the new, never half of one.
     private func write(_ data: Data, to name: String) throws(SyncError) {
-        let temporary = url(".\(name).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]),
-            rename(temporary.path, url(name).path) == 0
-        else {
-            try? FileManager.default.removeItem(at: temporary)
+        do throws(VaultEnvelopeError) { try OwnerOnlyFile.replace(url(name), with: data) } catch {
             throw SyncError(.localStorage, "cannot write \(name)")
         }
     }

@@ -9,6 +9,13 @@ import VaultJSON
 ///
 /// Every save names the version it was based on (`If-Match`), so a racing device produces a 409
 /// that sends the round back to loading and merging rather than overwriting.
+///
+/// Edits stay possible while a sync awaits the network or the app (a phone syncs in the background while its user
+/// edits), so the actor's reentrancy is handled, not avoided: operations that talk to the server (`sync`,
+/// `createVault`, `approve`, `recover`, `revoke`, `restoreVersion`, `eraseAccount`) run one at a time in call order,
+/// and every edit bumps a generation counter that each write-back compares with the one it read. A write-back that
+/// finds a newer edit never overwrites it: a restore or a merge whose upload has not started goes round again with
+/// the edit in, and after an accepted upload the edit is replayed onto what was saved and stays pending.
 public actor VaultSyncEngine {
     /// Decides a conflict the merge cannot: keep this device's, keep the cloud's, or merge.
     public typealias ConflictHandler = @Sendable (ConflictContext) async -> ConflictResolution
@@ -27,6 +34,17 @@ public actor VaultSyncEngine {
     private let conflictHandler: ConflictHandler?
     private let clock: any WalletClock
     private let deviceLabel: String
+    /// Bumped by every edit; a write-back compares it with the value its operation read.
+    private var editGeneration: UInt64 = 0
+    /// Whether a server operation is running; the others wait in `waitingOperations`, first come first served.
+    private var operationRunning = false
+    private var waitingOperations: [CheckedContinuation<Void, Never>] = []
+
+    /// The working copy as an operation read it, with the edit generation it was read at.
+    private struct WorkingRead {
+        let document: VaultDocument?
+        let generation: UInt64
+    }
 
     /// Creates an engine for the profile in `store`.
     ///
@@ -61,6 +79,7 @@ public actor VaultSyncEngine {
         guard var document = try store.workingCopy() else { throw SyncError(.noVault, "create or restore a vault first") }
         change(&document, clock.now())
         try store.saveWorkingCopy(document)
+        editGeneration &+= 1
         var record = store.syncRecord()
         record.hasLocalEdits = true
         try store.save(record)
@@ -77,12 +96,16 @@ public actor VaultSyncEngine {
     ///
     /// - Throws: `SyncError` `.server` with `.conflict` when a vault already exists (pair or recover instead).
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
-        let device = try store.deviceKeyCreatingIfNeeded()
-        let document = try store.workingCopy() ?? VaultDocument()
-        let recipients = [VaultSealer.Recipient(device, label: deviceLabel)] + recoveryPaths.map { VaultSealer.Recipient($0.key, label: $0.label) }
-        let sealed = try await envelopeCall { try await sealer.create(encode(document), vaultID: Self.vaultID, recipients: recipients) }
-        let version = try await upload(sealed, document: document, precondition: .ifNoneStored)
-        return .created(version: version)
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            let device = try store.deviceKeyCreatingIfNeeded()
+            let working = try readWorking()
+            let document = working.document ?? VaultDocument()
+            let recipients = [VaultSealer.Recipient(device, label: deviceLabel)]
+                + recoveryPaths.map { VaultSealer.Recipient($0.key, label: $0.label) }
+            let sealed = try await envelopeCall { try await sealer.create(encode(document), vaultID: Self.vaultID, recipients: recipients) }
+            let version = try await upload(sealed, document: document, basedOn: working, precondition: .ifNoneStored)
+            return .created(version: version)
+        }
     }
 
     // MARK: - Syncing
@@ -92,6 +115,11 @@ public actor VaultSyncEngine {
     /// - Throws: `SyncError`: `.noAccess` (pair or recover), `.keyInvalidated`, `.rollbackDetected`,
     ///   `.tampered`, `.unresolvedConflict`, `.tooLarge`, `.server`.
     public func sync() async throws(SyncError) -> SyncReport {
+        try await exclusively { () async throws(SyncError) -> SyncReport in try await syncNow() }
+    }
+
+    /// `sync` for an operation that already runs exclusively.
+    private func syncNow() async throws(SyncError) -> SyncReport {
         do throws(SyncError) {
             for _ in 0..<Self.maxRounds {
                 if let report = try await syncRound() { return report }
@@ -110,14 +138,16 @@ public actor VaultSyncEngine {
 
     /// One round; nil when a racing save (409) asks for another.
     private func syncRound() async throws(SyncError) -> SyncReport? {
-        let record = store.syncRecord()
-        if let next = record.nextAttemptAt, clock.now().millisecondsSinceEpoch < next, record.hasLocalEdits {
+        let before = store.syncRecord()
+        if let next = before.nextAttemptAt, clock.now().millisecondsSinceEpoch < next, before.hasLocalEdits {
             return .rateLimited(nextAttempt: UTCTimestamp(millisecondsSinceEpoch: next))
         }
-        let working = try store.workingCopy()
-        let (remote, snapshot) = try await loadRemote(after: record.syncedVersion)
+        let (remote, snapshot) = try await loadRemote(after: before.syncedVersion)
+        // Read after the load, so an edit made while it was in flight takes part in this round's plan.
+        let record = store.syncRecord()
+        let working = try readWorking()
         let local = SyncPlanner.LocalState(syncedVersion: record.syncedVersion, hasLocalEdits: record.hasLocalEdits,
-                                           hasVault: working != nil)
+                                           hasVault: working.document != nil)
         do throws(SyncError) {
             switch planner.plan(local: local, remote: remote) {
             case .upToDate:
@@ -125,15 +155,16 @@ public actor VaultSyncEngine {
             case .createRemote:
                 throw SyncError(.noVault, "no vault on the server; create one")
             case .push(let basedOn):
-                guard let working else { return nil }
+                guard let document = working.document else { return nil }
                 let state = try await openSynced()
-                let sealed = try await envelopeCall { try await sealer.seal(encode(working), over: state) }
-                return .pushed(version: try await upload(sealed, document: working, precondition: .ifMatch(syncID: basedOn)))
+                let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: state) }
+                return .pushed(version: try await upload(sealed, document: document, basedOn: working,
+                                                         precondition: .ifMatch(syncID: basedOn)))
             case .restore(let version):
                 guard let snapshot else { return nil }
-                return try await restore(snapshot, version: version)
+                return try await restore(snapshot, version: version, replacing: working)
             case .merge(let version):
-                guard let snapshot, let working else { return nil }
+                guard let snapshot, working.document != nil else { return nil }
                 return try await merge(snapshot, version: version, working: working)
             }
         } catch {
@@ -162,51 +193,74 @@ public actor VaultSyncEngine {
         }
     }
 
-    private func restore(_ snapshot: BackupClient.Snapshot, version: String, extraKeys: [any KeyEncryptionKey] = []) async throws(SyncError) -> SyncReport {
-        let opened = try await open(snapshot.blob, extraKeys: extraKeys)
+    /// Replaces the working copy with the server's; nil (another round) when an edit came in since `working` was read.
+    private func restore(_ snapshot: BackupClient.Snapshot, version: String, replacing working: WorkingRead) async throws(SyncError) -> SyncReport? {
+        let opened = try await open(snapshot.blob)
         let document = try decode(opened.plaintext)
+        // The edit makes this a merge, which the next round plans.
+        guard working.generation == editGeneration else { return nil }
         try store.saveSynced(document, blob: snapshot.blob)
         try store.saveWorkingCopy(document)
         try store.save(LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
         // Seed §5: the first restore on a device enrolls that device's own key, then saves.
         let device = try store.deviceKeyCreatingIfNeeded()
         guard !opened.state.entries.contains(where: { $0.kekID == device.kekID }) else { return .restored(version: version) }
+        let restored = WorkingRead(document: document, generation: editGeneration)
         let enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: opened.state) }
         let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }
-        return .restored(version: try await upload(sealed, document: document, precondition: .ifMatch(syncID: version)))
+        return .restored(version: try await upload(sealed, document: document, basedOn: restored, precondition: .ifMatch(syncID: version)))
     }
 
-    private func merge(_ snapshot: BackupClient.Snapshot, version: String, working: VaultDocument) async throws(SyncError) -> SyncReport {
-        let opened = try await open(snapshot.blob)
-        let cloud = try decode(opened.plaintext)
+    /// How a merge of this device's edits with the cloud's content ends.
+    private enum MergeOutcome {
+        /// Save this document; `conflicts` lists the items a decision settled.
+        case save(VaultDocument, conflicts: [String])
+        /// Take the cloud's content and drop this device's edits.
+        case takeCloud
+    }
+
+    /// Merges `working` (descended from the synced copy) with `cloud`, asking the app when the policy says so.
+    ///
+    /// The base stays the last version this device's working copy descends from until the merged save is accepted:
+    /// after a 409, the next round must merge against the same ancestor, or items the working copy has not seen yet
+    /// would look deleted here.
+    private func mergeOutcome(working: VaultDocument, cloud: VaultDocument, cloudUpdated: UTCTimestamp) async throws(SyncError) -> MergeOutcome {
         let base = try store.syncedCopy() ?? VaultDocument()
         let localUpdated = working.items.values.map(\.modifiedAt).max() ?? UTCTimestamp(millisecondsSinceEpoch: 0)
         let result = ThreeWayMerge.merge(base: base, local: working, remote: cloud)
-        let chosen: VaultDocument
-        switch planner.resolve(merge: result, localUpdated: localUpdated, remoteUpdated: opened.state.envelope.updatedAt) {
-        case .pushMerged:
-            chosen = result.merged
-        case .takeRemote:
-            return try await restore(snapshot, version: version)
-        case .takeLocal:
-            chosen = working
+        switch planner.resolve(merge: result, localUpdated: localUpdated, remoteUpdated: cloudUpdated) {
+        case .pushMerged: return .save(result.merged, conflicts: result.conflicts)
+        case .takeRemote: return .takeCloud
+        case .takeLocal: return .save(working, conflicts: result.conflicts)
         case .ask(let items):
             guard let conflictHandler else {
                 throw SyncError(.unresolvedConflict, "\(items.count) item(s) changed on both sides: \(items.joined(separator: ", "))")
             }
-            let context = ConflictContext(conflictingItems: items, localUpdated: localUpdated, cloudUpdated: opened.state.envelope.updatedAt)
+            let context = ConflictContext(conflictingItems: items, localUpdated: localUpdated, cloudUpdated: cloudUpdated)
             switch await conflictHandler(context) {
-            case .keepLocal: chosen = working
-            case .keepCloud: return try await restore(snapshot, version: version)
-            case .merge: chosen = result.merged
+            case .keepLocal: return .save(working, conflicts: result.conflicts)
+            case .keepCloud: return .takeCloud
+            case .merge: return .save(result.merged, conflicts: result.conflicts)
             }
         }
-        // The base stays the last version this device's working copy descends from until the merged
-        // save is accepted: after a 409, the next round must merge against the same ancestor, or items
-        // the working copy has not seen yet would look deleted here.
-        let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: opened.state) }
-        return .merged(version: try await upload(sealed, document: chosen, precondition: .ifMatch(syncID: version)),
-                       conflicts: result.conflicts)
+    }
+
+    /// Merges and saves; nil (another round) when an edit came in before the upload could start.
+    private func merge(_ snapshot: BackupClient.Snapshot, version: String, working: WorkingRead) async throws(SyncError) -> SyncReport? {
+        guard let local = working.document else { return nil }
+        let opened = try await open(snapshot.blob)
+        let cloud = try decode(opened.plaintext)
+        let outcome = try await mergeOutcome(working: local, cloud: cloud, cloudUpdated: opened.state.envelope.updatedAt)
+        // Merged or decided without the edit: decide again with it (the app may be asked again).
+        guard working.generation == editGeneration else { return nil }
+        switch outcome {
+        case .takeCloud:
+            return try await restore(snapshot, version: version, replacing: working)
+        case .save(let chosen, let conflicts):
+            let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: opened.state) }
+            return .merged(version: try await upload(sealed, document: chosen, basedOn: working, precondition: .ifMatch(syncID: version)),
+                           conflicts: conflicts)
+        }
     }
 
     // MARK: - Devices and recovery
@@ -222,8 +276,10 @@ public actor VaultSyncEngine {
     ///
     /// - Throws: `SyncError` as `sync` does.
     public func approve(_ request: PairingRequest) async throws(SyncError) -> SyncReport {
-        try await changeRecipients { (state) async throws(SyncError) -> VaultState in
-            try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            try await changeRecipients { (state) async throws(SyncError) -> VaultState in
+                try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
+            }
         }
     }
 
@@ -231,21 +287,33 @@ public actor VaultSyncEngine {
     /// is missing or was invalidated, enrolls a fresh device key, drops this device's dead entry, and saves.
     ///
     /// - Throws: `SyncError` `.noAccess` when the key does not open the vault, and the others `sync` throws.
+    /// Edits this device made before its key died are kept: they are merged with the server's content (asking the
+    /// app on conflicts, as `sync` does) and saved with the new key.
     public func recover(with recoveryKey: any KeyEncryptionKey) async throws(SyncError) -> SyncReport {
-        let deadKeyID = store.deviceKeyID()
-        let device = try store.createDeviceKey()
-        let (remote, snapshot) = try await loadRemote(after: nil)
-        guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
-        let opened = try await open(snapshot.blob, keys: [recoveryKey])
-        let document = try decode(opened.plaintext)
-        var state = opened.state
-        for entry in state.entries where entry.kekID == deadKeyID ?? "" {
-            state = try envelopeCall { try sealer.revoke(kekID: entry.kekID, in: state) }
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            let deadKeyID = store.deviceKeyID()
+            let device = try store.createDeviceKey()
+            let (remote, snapshot) = try await loadRemote(after: nil)
+            guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
+            let opened = try await open(snapshot.blob, keys: [recoveryKey])
+            let cloud = try decode(opened.plaintext)
+            let working = try readWorking()
+            var document = cloud
+            if store.syncRecord().hasLocalEdits, let local = working.document,
+                case .save(let merged, _) = try await mergeOutcome(working: local, cloud: cloud, cloudUpdated: opened.state.envelope.updatedAt)
+            {
+                document = merged
+            }
+            var state = opened.state
+            for entry in state.entries where entry.kekID == deadKeyID ?? "" {
+                state = try envelopeCall { try sealer.revoke(kekID: entry.kekID, in: state) }
+            }
+            state = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: state) }
+            let sealed = try await envelopeCall { [document, state] in
+                try await sealer.seal(encode(document), over: state, keys: [device, recoveryKey])
+            }
+            return .restored(version: try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version)))
         }
-        state = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: state) }
-        let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: state, keys: [device, recoveryKey]) }
-        let saved = try await upload(sealed, document: document, precondition: .ifMatch(syncID: version))
-        return .restored(version: saved)
     }
 
     /// Revokes an entry right after a fresh load: drops it and rotates the DEK, re-wrapping for
@@ -253,22 +321,24 @@ public actor VaultSyncEngine {
     ///
     /// - Throws: `SyncError` `.invalidInput` for an unknown or last entry, and the others `sync` throws.
     public func revoke(kekID: String, additionalKeys: [any KeyWrapping] = []) async throws(SyncError) -> SyncReport {
-        _ = try await sync()
-        let record = store.syncRecord()
-        guard let version = record.syncedVersion, let working = try store.workingCopy() else {
-            throw SyncError(.noVault, "nothing synced to revoke from")
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            _ = try await syncNow()
+            let working = try readWorking()
+            guard let version = store.syncRecord().syncedVersion, let document = working.document else {
+                throw SyncError(.noVault, "nothing synced to revoke from")
+            }
+            let state = try await openSynced()
+            let remaining: VaultState
+            do throws(VaultEnvelopeError) { remaining = try sealer.revoke(kekID: kekID, in: state) } catch {
+                throw SyncError(.invalidInput, error.reason)
+            }
+            let device = try store.deviceKeyCreatingIfNeeded()
+            let sealed = try await envelopeCall {
+                try await sealer.rotateDEK(encode(document), over: remaining, keys: [device] + additionalKeys)
+            }
+            let saved = try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version))
+            return .rotated(version: saved, skipped: sealed.rotation?.skipped ?? [])
         }
-        let state = try await openSynced()
-        let remaining: VaultState
-        do { remaining = try sealer.revoke(kekID: kekID, in: state) } catch {
-            throw SyncError(.invalidInput, error.reason)
-        }
-        let device = try store.deviceKeyCreatingIfNeeded()
-        let sealed = try await envelopeCall {
-            try await sealer.rotateDEK(encode(working), over: remaining, keys: [device] + additionalKeys)
-        }
-        let saved = try await upload(sealed, document: working, precondition: .ifMatch(syncID: version))
-        return .rotated(version: saved, skipped: sealed.rotation?.skipped ?? [])
     }
 
     /// The entries of the last synced vault, as a device list.
@@ -306,15 +376,34 @@ public actor VaultSyncEngine {
 
     // MARK: - Plumbing
 
+    /// Runs `body` once every server operation called before it has finished; later ones wait for it.
+    private func exclusively<T>(_ body: () async throws(SyncError) -> T) async throws(SyncError) -> T {
+        if operationRunning {
+            // Handed the turn by the finishing operation, which leaves `operationRunning` set for us.
+            await withCheckedContinuation { waitingOperations.append($0) }
+        } else {
+            operationRunning = true
+        }
+        defer {
+            if waitingOperations.isEmpty { operationRunning = false } else { waitingOperations.removeFirst().resume() }
+        }
+        return try await body()
+    }
+
+    private func readWorking() throws(SyncError) -> WorkingRead {
+        WorkingRead(document: try store.workingCopy(), generation: editGeneration)
+    }
+
     /// Loads fresh, applies `change` to the recipients, and saves over the version just loaded.
     private func changeRecipients(_ change: (VaultState) async throws(SyncError) -> VaultState) async throws(SyncError) -> SyncReport {
-        _ = try await sync()
-        guard let version = store.syncRecord().syncedVersion, let working = try store.workingCopy() else {
+        _ = try await syncNow()
+        let working = try readWorking()
+        guard let version = store.syncRecord().syncedVersion, let document = working.document else {
             throw SyncError(.noVault, "nothing synced yet")
         }
         let state = try await change(try await openSynced())
-        let sealed = try await envelopeCall { try await sealer.seal(encode(working), over: state) }
-        return .pushed(version: try await upload(sealed, document: working, precondition: .ifMatch(syncID: version)))
+        let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: state) }
+        return .pushed(version: try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version)))
     }
 
     private func openSynced() async throws(SyncError) -> VaultState {
@@ -335,17 +424,33 @@ public actor VaultSyncEngine {
     }
 
     /// Saves a sealed vault and, once the server accepted it, records it as the new synced state.
-    private func upload(_ sealed: VaultSealer.SealedVault, document: VaultDocument,
+    private func upload(_ sealed: VaultSealer.SealedVault, document: VaultDocument, basedOn working: WorkingRead,
                         precondition: BackupClient.Precondition) async throws(SyncError) -> String {
         let version: String
         do { version = try await backup.save(sealed.blob, precondition: precondition) } catch {
             throw SyncError(.server, "saving the vault failed", backupError: error)
         }
         try await envelopeCall { try await sealer.markAccepted(sealed) }
-        try store.saveSynced(document, blob: sealed.blob)
-        try store.saveWorkingCopy(document)
-        try store.save(LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
+        try recordSaved(document, blob: sealed.blob, version: version, basedOn: working)
         return version
+    }
+
+    /// Records `document` as what the server holds at `version`. The working copy becomes it, unless an edit came
+    /// in since `working` was read: then that edit is replayed onto it (winning where both changed an item, as the
+    /// later change) and stays pending for the next sync.
+    private func recordSaved(_ document: VaultDocument, blob: Data, version: String, basedOn working: WorkingRead) throws(SyncError) {
+        try store.saveSynced(document, blob: blob)
+        var record = LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil)
+        if working.generation == editGeneration {
+            try store.saveWorkingCopy(document)
+        } else {
+            let current = try store.workingCopy() ?? document
+            let rebased = ThreeWayMerge.merge(base: working.document ?? VaultDocument(), local: current, remote: document,
+                                              conflictWinner: .local).merged
+            try store.saveWorkingCopy(rebased)
+            record.hasLocalEdits = rebased != document
+        }
+        try store.save(record)
     }
 
     private func encode(_ document: VaultDocument) -> Data {

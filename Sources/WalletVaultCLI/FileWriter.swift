@@ -1,21 +1,13 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import VaultEnvelope
 
-/// Writes files this tool creates: mode 0600 from the first byte, replaced atomically.
+/// Reads the files this tool is given and writes the ones it creates (through `OwnerOnlyFile`: 0600, atomic).
 enum FileWriter {
     /// Writes `data` to `url` through a temporary file and a rename.
     ///
     /// - Throws: `CLIError` `.localStorage`.
     static func writeAtomically(_ data: Data, to url: URL) throws(CLIError) {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]),
-            rename(temporary.path, url.path) == 0
-        else {
-            try? FileManager.default.removeItem(at: temporary)
+        do throws(VaultEnvelopeError) { try OwnerOnlyFile.replace(url, with: data) } catch {
             throw CLIError(.localStorage, "cannot write \(url.path): check the directory exists and is writable")
         }
     }

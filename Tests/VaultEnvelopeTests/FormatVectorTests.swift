@@ -24,7 +24,7 @@ import VaultJSON
         switch description["kind"]?.stringValue {
         case "file"?:
             let url = scratch.appendingPathComponent(UUID().uuidString)
-            try KeyFile.create(url, bytes: try bytes("k"))
+            try OwnerOnlyFile.create(url, bytes: try bytes("k"))
             return try SymmetricKEK(contentsOf: url)
         case "recovery-code"?:
             return try RecoveryCodeKEK(code: RecoveryCode(parsing: try #require(key["recovery_code"]?.stringValue)))
@@ -91,7 +91,7 @@ import VaultJSON
 
         let fileKey = SymmetricKey(size: .bits256)
         let fileURL = scratch.appendingPathComponent("a256kw")
-        try KeyFile.create(fileURL, bytes: fileKey.withUnsafeBytes { Data($0) })
+        try OwnerOnlyFile.create(fileURL, bytes: fileKey.withUnsafeBytes { Data($0) })
         try await sealed("a256kw", try SymmetricKEK(contentsOf: fileURL), kind: "file",
                          keyMembers: [("kty", .string("oct")), ("k", fileKey.withUnsafeBytes { b64(Data($0)) })])
 

@@ -18,10 +18,22 @@ struct SimulatedDevice {
 
     init(server: LiveServer, user: String, label: String, directory: URL? = nil, transport: any HTTPTransport = URLSessionTransport(),
          maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
+        try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: transport,
+                      maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+    }
+
+    init(server: InProcessServer, user: String, label: String, directory: URL? = nil, gate: RequestGate? = nil,
+         conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
+        try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: server.transport(gate: gate),
+                      conflictHandler: conflictHandler)
+    }
+
+    init(baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
+         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
-        tokens = SessionTokenProvider(serverURL: server.baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
+        tokens = SessionTokenProvider(serverURL: baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
                                       transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
-        backup = BackupClient(serverURL: server.baseURL, tokens: tokens, transport: transport,
+        backup = BackupClient(serverURL: baseURL, tokens: tokens, transport: transport,
                               retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
         engine = try VaultSyncEngine(store: try LocalVaultStore(directory: self.directory), backup: backup, deviceLabel: label,
                                      maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
