@@ -10,6 +10,7 @@ let package = Package(
         // on a case-insensitive file system (macOS). The product, and so the binary, is `walletvault`.
         .executable(name: "walletvault", targets: ["walletvault-cli"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
+        .library(name: "VaultWire", targets: ["VaultWire"]),
         .library(name: "VaultJSON", targets: ["VaultJSON"]),
         .library(name: "VaultJOSE", targets: ["VaultJOSE"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
@@ -36,20 +37,23 @@ let package = Package(
         .target(name: "CJSONScan", linkerSettings: [.linkedLibrary("simdjson")]),
 
         .target(name: "VaultCore", dependencies: ["CBase64URL"]),
+        // The wire contract both the server and the SDK speak: paths, actions, error codes, entity tags, preconditions.
+        .target(name: "VaultWire", dependencies: ["VaultCore"]),
         .target(name: "VaultJSON", dependencies: ["VaultCore", "CJSONScan", "CJansson", "CYajl"]),
         .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
             name: "VaultServer",
-            dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CLibPQ", "CMicroHTTPD", "CVaultShims"]
+            dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CLibPQ", "CMicroHTTPD", "CVaultShims"]
         ),
-        .target(name: "WalletVault", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
+        .target(name: "WalletVault", dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto"]),
         .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 
+        .testTarget(name: "VaultWireTests", dependencies: ["VaultWire", "VaultCore"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", "CVaultShims"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
@@ -62,7 +66,7 @@ let package = Package(
         .testTarget(name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .testTarget(
             name: "VaultServerTests",
-            dependencies: ["VaultServer", "VaultCore", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultEnvelope", "WalletVault"]
+            dependencies: ["VaultServer", "VaultCore", "VaultWire", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultEnvelope", "WalletVault"]
         ),
     ],
     swiftLanguageModes: [.v6],

@@ -41,6 +41,19 @@ public struct VaultDocument: Sendable, Equatable {
         items[id] = Item(value: nil, modifiedAt: now)
     }
 
+    /// This document with `other`'s live content, as changes made at `now`: items whose value differs take
+    /// `other`'s, live items `other` lacks are deleted, equal items keep their stamps.
+    public func replacingContent(with other: VaultDocument, at now: UTCTimestamp) -> VaultDocument {
+        var result = self
+        for (id, item) in other.items where items[id]?.value != item.value && !(item.isDeleted && items[id] == nil) {
+            result.items[id] = Item(value: item.value, modifiedAt: now)
+        }
+        for (id, item) in items where !item.isDeleted && other.items[id]?.value == nil {
+            result.delete(id, at: now)
+        }
+        return result
+    }
+
     /// The document as JSON: `{"items": {"<id>": {"value": ..., "modified": "<RFC 3339>"}}}`.
     public var json: JSONValue {
         .object([("items", .object(items.sorted { $0.key < $1.key }.map { id, item in

@@ -11,4 +11,8 @@ public protocol CounterStore: Sendable {
     ///
     /// - Throws: whatever the storage throws (`VaultEnvelopeError` `.keyStorage` for the file store).
     func advance(_ vaultID: String, to counter: UInt64) async throws
+    /// Forgets `vaultID`'s counter, for a vault its user erased from the server; the only way a counter goes down.
+    ///
+    /// - Throws: whatever the storage throws (`VaultEnvelopeError` `.keyStorage` for the file store).
+    func forget(_ vaultID: String) async throws
 }

@@ -42,6 +42,20 @@ public actor FileCounterStore: CounterStore {
         guard counter > counters[vaultID, default: 0] else { return }
         var updated = counters
         updated[vaultID] = counter
+        try replace(with: updated)
+    }
+
+    /// Forgets `vaultID`'s counter, writing the file before returning.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored value is then unchanged.
+    public func forget(_ vaultID: String) throws(VaultEnvelopeError) {
+        guard counters[vaultID] != nil else { return }
+        var updated = counters
+        updated[vaultID] = nil
+        try replace(with: updated)
+    }
+
+    private func replace(with updated: [String: UInt64]) throws(VaultEnvelopeError) {
         let json = JSONValue.object(updated.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) })
         try OwnerOnlyFile.replace(fileURL, with: [UInt8](JSONSerializer.data(of: json)))
         counters = updated

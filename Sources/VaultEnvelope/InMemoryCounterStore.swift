@@ -14,4 +14,9 @@ public actor InMemoryCounterStore: CounterStore {
     public func advance(_ vaultID: String, to counter: UInt64) {
         counters[vaultID] = max(counters[vaultID, default: 0], counter)
     }
+
+    /// Forgets `vaultID`'s counter.
+    public func forget(_ vaultID: String) {
+        counters[vaultID] = nil
+    }
 }

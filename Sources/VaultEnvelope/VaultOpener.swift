@@ -41,6 +41,20 @@ public struct VaultOpener: Sendable {
         if envelope.counter == nil, highest > 0 {
             throw VaultEnvelopeError(.rollback, "a seed-form blob (no counter) after counter \(highest) was accepted")
         }
+        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        if let counter = envelope.counter, envelope.macs != nil { try await counterStore.advance(vaultID, to: counter) }
+        return opened
+    }
+
+    /// Opens a kept older version the user asked for (to restore it), with every check but the counter's, which it
+    /// neither compares nor advances: its content may only be saved again as a new version above the current one.
+    ///
+    /// - Throws: `VaultEnvelopeError` as `open(_:vaultID:keys:)` does, except `.rollback`.
+    public func openPastVersion(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
+        try await decrypt(try VaultEnvelope(parsing: blob), vaultID: vaultID, keys: keys)
+    }
+
+    private func decrypt(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
         var match: (key: any KeyEncryptionKey, entry: WrappedKey)?
         for key in keys {
             if let entry = envelope.entries.first(where: { $0.kekID == key.kekID }) {
@@ -52,10 +66,9 @@ public struct VaultOpener: Sendable {
         let dek = try await match.key.unwrap(match.entry)
 
         let plaintext: Data
-        if let macs = envelope.macs, let counter = envelope.counter {
+        if let macs = envelope.macs, envelope.counter != nil {
             try HeaderAuthenticator(dek: dek).verify(macs: macs, header: envelope.header)
             plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: try HeaderAuthenticator.additionalData(header: envelope.header))
-            try await counterStore.advance(vaultID, to: counter)
         } else {
             plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: Data())
         }

@@ -1,10 +1,11 @@
 import Foundation
 import VaultCore
+import VaultWire
 
 /// The API: routes each request to its endpoint, turns errors into answers, and logs one line.
 public struct WalletVaultService: HTTPResponder {
-    static let sessionTokenPath = "/wallet-session-token.ashx"
-    static let backupPath = "/wallet-backup.ashx"
+    static let sessionTokenPath = WirePath.sessionToken
+    static let backupPath = WirePath.backup
     /// The largest body any non-backup route reads (token exchange forms, dev token requests).
     static let smallBodyLimit = 16 * 1024
 
@@ -41,7 +42,7 @@ public struct WalletVaultService: HTTPResponder {
     public func tooLargeResponse(method: String, path: String, limit: Int) -> HTTPResponse {
         let error = path == Self.backupPath
             ? APIError.blobTooLarge(limit: limit)
-            : APIError(413, "request_too_large", "the body is larger than \(limit) bytes")
+            : APIError(.requestTooLarge, "the body is larger than \(limit) bytes")
         let response = error.response
         record(HTTPRequest(method: method, path: path), response: response, bytesIn: limit + 1, notes: RequestNotes(),
                started: DispatchTime.now())
@@ -73,10 +74,10 @@ public struct WalletVaultService: HTTPResponder {
             return try sessionTokens.handle(request, notes: notes)
         case Self.backupPath:
             return try backup.handle(request, notes: notes)
-        case "/healthz":
+        case WirePath.health:
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
             return .json(200, ["status": "ok"])
-        case "/readyz":
+        case WirePath.ready:
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
             do {
                 try store.checkReachable()
@@ -86,7 +87,7 @@ public struct WalletVaultService: HTTPResponder {
                 throw APIError.unavailable
             }
             return .json(200, ["status": "ready"])
-        case "/metrics":
+        case WirePath.metrics:
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Data(metrics.render().utf8))
         case let path where path.hasPrefix("/dev-oidc/"):
@@ -99,7 +100,7 @@ public struct WalletVaultService: HTTPResponder {
 
     /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
     private static let knownRoutes: Set<String> = [
-        sessionTokenPath, backupPath, "/healthz", "/readyz", "/metrics", "/dev-oidc/token", "/dev-oidc/jwks",
+        sessionTokenPath, backupPath, WirePath.health, WirePath.ready, WirePath.metrics, "/dev-oidc/token", "/dev-oidc/jwks",
         "/dev-oidc/.well-known/openid-configuration",
     ]
 

@@ -1,24 +1,16 @@
 import Foundation
 import VaultCore
+import VaultWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The backup service's save and load (D2, D3) with typed errors, session renewal and retries.
+/// The backup service's actions (D2 save, D3 load, versions, erasure) with typed errors, session renewal and retries.
 ///
 /// A 401 renews the session token once and retries once; a second 401 is `unauthorized`.
 /// Network errors and 5xx are retried with jittered exponential backoff; other 4xx are not.
+/// Paths, actions, error codes, entity tags and preconditions are the wire contract's (`VaultWire`), as the server's.
 public struct BackupClient: Sendable {
-    /// What a save must find on the server.
-    public enum Precondition: Sendable, Equatable {
-        /// Replace whatever is stored.
-        case none
-        /// Replace only this version (`If-Match`).
-        case ifMatch(syncID: String)
-        /// Store only if nothing is stored (`If-None-Match: *`).
-        case ifNoneStored
-    }
-
     /// A stored blob and its version.
     public struct Snapshot: Sendable, Equatable {
         /// The exact bytes.
@@ -41,6 +33,31 @@ public struct BackupClient: Sendable {
         case notModified
     }
 
+    /// One kept version, as `action=versions` lists it.
+    public struct Version: Sendable, Equatable, Decodable {
+        /// The version's `sync_id`.
+        public let syncID: String
+        /// The blob's size.
+        public let bytes: Int
+        /// The blob's `updatedUtc`, as the writer stated it.
+        public let updatedUtc: String
+        /// The blob's `hint` (the writing device's label), if it had one.
+        public let hint: String?
+
+        /// Creates a listing entry.
+        public init(syncID: String, bytes: Int, updatedUtc: String, hint: String?) {
+            self.syncID = syncID
+            self.bytes = bytes
+            self.updatedUtc = updatedUtc
+            self.hint = hint
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case syncID = "sync_id"
+            case bytes, updatedUtc, hint
+        }
+    }
+
     private let endpoint: URL
     private let tokens: SessionTokenProvider
     private let sender: RetryingSender
@@ -48,7 +65,7 @@ public struct BackupClient: Sendable {
     /// Creates a client for the server at `serverURL`.
     public init(serverURL: URL, tokens: SessionTokenProvider, transport: any HTTPTransport = URLSessionTransport(),
                 clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy()) {
-        endpoint = serverURL.appendingPathComponent("wallet-backup.ashx")
+        endpoint = serverURL.appendingPathComponent(String(WirePath.backup.dropFirst()))
         self.tokens = tokens
         sender = RetryingSender(transport: transport, policy: retryPolicy, clock: clock)
     }
@@ -56,16 +73,12 @@ public struct BackupClient: Sendable {
     /// Saves a blob and returns its new version.
     ///
     /// - Throws: `BackupError` for every refusal: shape, size, rate limit, conflict, authorization, transport.
-    public func save(_ blob: Data, precondition: Precondition = .none) async throws(BackupError) -> String {
-        let (data, response) = try await send(action: "save", method: "POST", body: blob) { request in
-            switch precondition {
-            case .none: break
-            case .ifMatch(let syncID): request.setValue("\"\(syncID)\"", forHTTPHeaderField: "If-Match")
-            case .ifNoneStored: request.setValue("*", forHTTPHeaderField: "If-None-Match")
-            }
+    public func save(_ blob: Data, precondition: SavePrecondition = .none) async throws(BackupError) -> String {
+        let (data, response) = try await send(.save, body: blob) { request in
+            if let header = precondition.header { request.setValue(header.value, forHTTPHeaderField: header.name) }
         }
         guard response.statusCode == 200 else { throw Self.error(response, data) }
-        guard let syncID = ServerErrorBody(data).string("sync_id") else { throw .rejected(status: 200, code: "malformed_save_response") }
+        guard let syncID = ServerErrorBody(data).string(WireName.syncID) else { throw .rejected(status: 200, code: "malformed_save_response") }
         return syncID
     }
 
@@ -73,29 +86,66 @@ public struct BackupClient: Sendable {
     ///
     /// - Throws: `BackupError.notFound` when nothing is stored, and the other `BackupError`s.
     public func load(ifNoneMatch syncID: String? = nil) async throws(BackupError) -> LoadResult {
-        let (data, response) = try await send(action: "load", method: "GET", body: nil) { request in
-            if let syncID { request.setValue("\"\(syncID)\"", forHTTPHeaderField: "If-None-Match") }
+        let (data, response) = try await send(.load, body: nil) { request in
+            if let tag = syncID.flatMap(UTCTimestamp.init(rfc3339:)) {
+                request.setValue(EntityTag.header(for: tag), forHTTPHeaderField: "If-None-Match")
+            }
         }
         switch response.statusCode {
-        case 200:
-            guard let etag = response.value(forHTTPHeaderField: "ETag"), etag.count >= 2 else {
-                throw .rejected(status: 200, code: "missing_etag")
-            }
-            return .blob(Snapshot(blob: data, syncID: String(etag.dropFirst().dropLast())))
-        case 304:
-            return .notModified
-        default:
-            throw Self.error(response, data)
+        case 200: return .blob(Snapshot(blob: data, syncID: try Self.version(response)))
+        case 304: return .notModified
+        default: throw Self.error(response, data)
         }
     }
 
-    private func send(action: String, method: String, body: Data?, configure: (inout URLRequest) -> Void)
+    /// Loads a kept older version by its `sync_id` (from `versions()`).
+    ///
+    /// - Throws: `BackupError.notFound` when that version is not kept, `.rejected` with `invalid_sync_id` or
+    ///   `wrong_version` when the server answers for another one, and the other `BackupError`s.
+    public func load(version syncID: String) async throws(BackupError) -> Snapshot {
+        let (data, response) = try await send(.load, body: nil, query: [URLQueryItem(name: WireName.syncID, value: syncID)]) { _ in }
+        guard response.statusCode == 200 else { throw Self.error(response, data) }
+        let served = try Self.version(response)
+        guard UTCTimestamp(rfc3339: served) == UTCTimestamp(rfc3339: syncID) else { throw .rejected(status: 200, code: "wrong_version") }
+        return Snapshot(blob: data, syncID: served)
+    }
+
+    /// The kept versions, newest first.
+    ///
+    /// - Throws: `BackupError` (`.rejected` with `malformed_versions` for an answer that is not the documented list).
+    public func versions() async throws(BackupError) -> [Version] {
+        let (data, response) = try await send(.versions, body: nil) { _ in }
+        guard response.statusCode == 200 else { throw Self.error(response, data) }
+        struct Listing: Decodable { let versions: [Version] }
+        guard let listing = try? JSONDecoder().decode(Listing.self, from: data) else {
+            throw .rejected(status: 200, code: "malformed_versions")
+        }
+        return listing.versions
+    }
+
+    /// Erases the stored blob and every kept version (right to erasure); succeeds when nothing was stored too.
+    ///
+    /// - Throws: `BackupError` for an unauthorized or failed request.
+    public func erase() async throws(BackupError) {
+        let (data, response) = try await send(.delete, body: nil) { _ in }
+        guard response.statusCode == 200 else { throw Self.error(response, data) }
+    }
+
+    /// The version an answer's `ETag` names.
+    private static func version(_ response: HTTPURLResponse) throws(BackupError) -> String {
+        guard let etag = response.value(forHTTPHeaderField: "ETag"), let syncID = EntityTag.syncID(etag) else {
+            throw .rejected(status: response.statusCode, code: "missing_etag")
+        }
+        return syncID.description
+    }
+
+    private func send(_ action: BackupAction, body: Data?, query: [URLQueryItem] = [], configure: (inout URLRequest) -> Void)
         async throws(BackupError) -> (Data, HTTPURLResponse)
     {
         var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!
-        components.queryItems = [URLQueryItem(name: "action", value: action)]
+        components.queryItems = [URLQueryItem(name: WireName.action, value: action.rawValue)] + query
         var request = URLRequest(url: components.url!)
-        request.httpMethod = method
+        request.httpMethod = action.method
         request.httpBody = body
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         configure(&request)
@@ -113,14 +163,20 @@ public struct BackupClient: Sendable {
 
     private static func error(_ response: HTTPURLResponse, _ data: Data) -> BackupError {
         let body = ServerErrorBody(data)
-        switch (response.statusCode, body.code) {
-        case (400, "invalid_json"): return .invalidJSON
-        case (400, "invalid_vault_shape"): return .invalidVaultShape(detail: body.string("detail") ?? "")
-        case (413, _): return .blobTooLarge
-        case (429, _): return .rateLimited(retryAfterSeconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init) ?? 60)
-        case (404, "not_found"): return .notFound
-        case (409, _): return .conflict(currentSyncID: body.string("sync_id"), currentUpdatedUtc: body.string("updatedUtc"))
-        case (401, _): return .unauthorized
+        switch WireErrorCode(rawValue: body.code) {
+        case .invalidJSON?: return .invalidJSON
+        case .invalidVaultShape?: return .invalidVaultShape(detail: body.string(WireName.detail) ?? "")
+        case .notFound?: return .notFound
+        default: break
+        }
+        // Statuses decide where a proxy in between may have answered without the contract's body.
+        switch response.statusCode {
+        case WireErrorCode.blobTooLarge.status: return .blobTooLarge
+        case WireErrorCode.rateLimited.status:
+            return .rateLimited(retryAfterSeconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init) ?? 60)
+        case WireErrorCode.conflict.status:
+            return .conflict(currentSyncID: body.string(WireName.syncID), currentUpdatedUtc: body.string(WireName.updatedUtc))
+        case WireErrorCode.invalidToken.status: return .unauthorized
         default: return .rejected(status: response.statusCode, code: body.code)
         }
     }

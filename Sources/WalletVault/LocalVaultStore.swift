@@ -18,11 +18,22 @@ public struct LocalVaultStore: Sendable {
         public var hasLocalEdits: Bool
         /// When a rate-limited sync may try again, milliseconds since the epoch.
         public var nextAttemptAt: Int64?
+        /// When this device erased the account's vault from the server, milliseconds since the epoch.
+        public var erasedAt: Int64?
+
+        /// Creates a record.
+        public init(syncedVersion: String?, hasLocalEdits: Bool, nextAttemptAt: Int64?, erasedAt: Int64? = nil) {
+            self.syncedVersion = syncedVersion
+            self.hasLocalEdits = hasLocalEdits
+            self.nextAttemptAt = nextAttemptAt
+            self.erasedAt = erasedAt
+        }
 
         enum CodingKeys: String, CodingKey {
             case syncedVersion = "synced_version"
             case hasLocalEdits = "has_local_edits"
             case nextAttemptAt = "next_attempt_at"
+            case erasedAt = "erased_at"
         }
     }
 
@@ -132,10 +143,30 @@ public struct LocalVaultStore: Sendable {
     /// The blob last synced (ciphertext, as the server holds it).
     public func syncedBlob() -> Data? { try? Data(contentsOf: url("synced.blob")) }
 
+    /// Removes the vault's contents from this device (working copy, synced copy and blob) after an erasure, and
+    /// records when; the device key stays, for a vault created or joined later.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when a file cannot be removed or the record written.
+    public func eraseVault(at time: UTCTimestamp) throws(SyncError) {
+        for name in ["working.sealed", "synced.sealed", "synced.blob"] where FileManager.default.fileExists(atPath: url(name).path) {
+            do { try FileManager.default.removeItem(at: url(name)) } catch { throw SyncError(.localStorage, "cannot remove \(name)") }
+        }
+        try save(SyncRecord(syncedVersion: nil, hasLocalEdits: false, nextAttemptAt: nil, erasedAt: time.millisecondsSinceEpoch))
+    }
+
+    /// The key the document copies are sealed under, created once; never replaced, which would orphan them.
     private func atRestKey() throws(SyncError) -> SymmetricKey {
-        if let bytes = try? Data(contentsOf: url("at-rest.key")), bytes.count == 32 { return SymmetricKey(data: bytes) }
+        let file = url("at-rest.key")
+        if let bytes = try? Data(contentsOf: file) {
+            guard bytes.count == 32 else { throw SyncError(.localStorage, "at-rest.key is damaged; the local copies cannot be read") }
+            return SymmetricKey(data: bytes)
+        }
         let key = SymmetricKey(size: .bits256)
-        try write(key.withUnsafeBytes { Data($0) }, to: "at-rest.key")
+        do throws(VaultEnvelopeError) { try OwnerOnlyFile.create(file, bytes: key.withUnsafeBytes { Data($0) }) } catch {
+            // Another writer created it first (O_EXCL): use theirs.
+            guard let bytes = try? Data(contentsOf: file), bytes.count == 32 else { throw SyncError(.localStorage, "cannot write at-rest.key") }
+            return SymmetricKey(data: bytes)
+        }
         return key
     }
 

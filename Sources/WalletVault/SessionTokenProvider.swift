@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -34,7 +35,7 @@ public actor SessionTokenProvider {
     public init(serverURL: URL, accessToken: @escaping AccessTokenSource, transport: any HTTPTransport = URLSessionTransport(),
                 clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy(),
                 refreshMarginSeconds: Int64 = 90) {
-        endpoint = serverURL.appendingPathComponent("wallet-session-token.ashx")
+        endpoint = serverURL.appendingPathComponent(String(WirePath.sessionToken.dropFirst()))
         self.accessToken = accessToken
         self.sender = RetryingSender(transport: transport, policy: retryPolicy, clock: clock)
         self.clock = clock

@@ -18,12 +18,14 @@ public enum SyncReport: Sendable, Equatable {
     case rateLimited(nextAttempt: UTCTimestamp)
     /// The vault was saved with a new DEK; `skipped` lists entries that could not be re-wrapped.
     case rotated(version: String, skipped: [DEKRotation.Skipped])
+    /// The content of the kept version `restoredFrom` was saved again as the new current version.
+    case restoredVersion(restoredFrom: String, version: String)
 
     /// The server version after this operation, if it has one.
     public var version: String? {
         switch self {
         case .upToDate(let version), .created(let version), .pushed(let version), .restored(let version),
-            .merged(let version, _), .rotated(let version, _):
+            .merged(let version, _), .rotated(let version, _), .restoredVersion(_, let version):
             version
         case .rateLimited:
             nil

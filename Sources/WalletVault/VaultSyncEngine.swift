@@ -3,6 +3,7 @@ import VaultCore
 import VaultCrypto
 import VaultEnvelope
 import VaultJSON
+import VaultWire
 
 /// The seed's client flow made safe: creates the vault, keeps this device and the server in step
 /// without ever overwriting newer content silently, enrolls and revokes devices, and recovers.
@@ -103,7 +104,7 @@ public actor VaultSyncEngine {
             let recipients = [VaultSealer.Recipient(device, label: deviceLabel)]
                 + recoveryPaths.map { VaultSealer.Recipient($0.key, label: $0.label) }
             let sealed = try await envelopeCall { try await sealer.create(encode(document), vaultID: Self.vaultID, recipients: recipients) }
-            let version = try await upload(sealed, document: document, basedOn: working, precondition: .ifNoneStored)
+            let version = try await upload(sealed, document: document, basedOn: working, precondition: .absent)
             return .created(version: version)
         }
     }
@@ -263,6 +264,58 @@ public actor VaultSyncEngine {
         }
     }
 
+    // MARK: - History and erasure
+
+    /// The versions the server keeps, newest first.
+    ///
+    /// - Throws: `SyncError` `.server`.
+    public func history() async throws(SyncError) -> [BackupClient.Version] {
+        do { return try await backup.versions() } catch { throw SyncError(.server, "listing the versions failed", backupError: error) }
+    }
+
+    /// Saves the content of the kept version `syncID` again, as a new version above the current one.
+    ///
+    /// Pending edits are saved first (so they stay in the history). The old version is opened with every check but
+    /// the anti-rollback counter's, and its items are written over the current document as new changes (items it
+    /// lacks are deleted), so every device takes the restore as the newest content. The save names the current
+    /// version (`If-Match`): a device that saved meanwhile makes this fail rather than be overwritten.
+    /// - Throws: `SyncError` `.server` with `.notFound` for a version not kept, `.conflict` for a racing save;
+    ///   `.noAccess` when this device's key has no entry in that version; `.tampered`, and what `sync` throws.
+    public func restoreVersion(_ syncID: String) async throws(SyncError) -> SyncReport {
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            _ = try await syncNow()
+            let working = try readWorking()
+            guard let current = store.syncRecord().syncedVersion, let document = working.document else {
+                throw SyncError(.noVault, "nothing synced to restore over")
+            }
+            let snapshot: BackupClient.Snapshot
+            do throws(BackupError) { snapshot = try await backup.load(version: syncID) } catch {
+                throw SyncError(.server, "loading version \(syncID) failed", backupError: error)
+            }
+            let past = try await openPast(snapshot.blob)
+            let restored = document.replacingContent(with: try decode(past.plaintext), at: clock.now())
+            let state = try await openSynced()
+            let sealed = try await envelopeCall { try await sealer.seal(encode(restored), over: state) }
+            let version = try await upload(sealed, document: restored, basedOn: working, precondition: .ifMatch(syncID: current))
+            return .restoredVersion(restoredFrom: syncID, version: version)
+        }
+    }
+
+    /// Erases the vault and every kept version from the server (right to erasure), then this device's copies.
+    ///
+    /// Other devices find no vault at their next sync. The device key stays, so this device can create or join
+    /// a vault later; the anti-rollback counter of the erased vault is forgotten, or a new vault's first versions
+    /// would look like a rollback here.
+    /// - Throws: `SyncError` `.server` when the server refused or failed (nothing local changed then), `.localStorage`.
+    public func eraseAccount() async throws(SyncError) {
+        try await exclusively { () async throws(SyncError) in
+            do throws(BackupError) { try await backup.erase() } catch { throw SyncError(.server, "erasing the vault failed", backupError: error) }
+            try await envelopeCall { try await counters.forget(Self.vaultID) }
+            try store.eraseVault(at: clock.now())
+            editGeneration &+= 1
+        }
+    }
+
     // MARK: - Devices and recovery
 
     /// The new-device half of pairing: the request to show, for a device that already holds the vault to approve.
@@ -419,13 +472,18 @@ public actor VaultSyncEngine {
         return try await open(blob, keys: [device] + extraKeys)
     }
 
+    private func openPast(_ blob: Data) async throws(SyncError) -> VaultOpener.OpenedVault {
+        guard let device = try store.deviceKey() else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
+        return try await envelopeCall { try await opener.openPastVersion(blob, vaultID: Self.vaultID, keys: [device]) }
+    }
+
     private func open(_ blob: Data, keys: [any KeyEncryptionKey]) async throws(SyncError) -> VaultOpener.OpenedVault {
         try await envelopeCall { try await opener.open(blob, vaultID: Self.vaultID, keys: keys) }
     }
 
     /// Saves a sealed vault and, once the server accepted it, records it as the new synced state.
     private func upload(_ sealed: VaultSealer.SealedVault, document: VaultDocument, basedOn working: WorkingRead,
-                        precondition: BackupClient.Precondition) async throws(SyncError) -> String {
+                        precondition: SavePrecondition) async throws(SyncError) -> String {
         let version: String
         do { version = try await backup.save(sealed.blob, precondition: precondition) } catch {
             throw SyncError(.server, "saving the vault failed", backupError: error)

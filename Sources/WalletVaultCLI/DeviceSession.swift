@@ -96,6 +96,7 @@ struct DeviceSession: Sendable {
                 : "Merged; \(conflicts.joined(separator: ", ")) decided as chosen (version \(version))."
         case .rateLimited(let next): "Rate-limited until \(next.description); changes are kept here."
         case .rotated(let version, _): "Saved with a new data key (version \(version))."
+        case .restoredVersion(let from, let version): "Restored the content of version \(from) as version \(version)."
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultWire
 @testable import VaultServer
 
 @Suite("Blob cache in front of the SQLite store")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultWire
 @testable import VaultServer
 
 /// What only the SQLite store has: a file that outlives the process and a schema that predates history.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultWire
 @testable import VaultServer
 
 extension StorageSuite {

@@ -112,14 +112,54 @@ struct BackupClientTests {
     }
 
     @Test func loadReadsTheETagAndNotModified() async throws {
+        let version = "2026-08-12T19:00:00.000Z"
         let transport = MockTransport { request, _ in
             if request.url!.path.hasSuffix("wallet-session-token.ashx") { return (200, [:], sessionAnswer) }
-            if request.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"" { return (304, ["ETag": "\"v1\""], Data()) }
-            return (200, ["ETag": "\"v1\""], Data("{\"v\":1}".utf8))
+            if request.value(forHTTPHeaderField: "If-None-Match") == "\"\(version)\"" { return (304, ["ETag": "\"\(version)\""], Data()) }
+            return (200, ["ETag": "\"\(version)\""], Data("{\"v\":1}".utf8))
         }
         let (_, backup) = client(transport)
-        #expect(try await backup.load() == .blob(.init(blob: Data("{\"v\":1}".utf8), syncID: "v1")))
-        #expect(try await backup.load(ifNoneMatch: "v1") == .notModified)
+        #expect(try await backup.load() == .blob(.init(blob: Data("{\"v\":1}".utf8), syncID: version)))
+        #expect(try await backup.load(ifNoneMatch: version) == .notModified)
+    }
+
+    @Test func anAnswerThatNamesNoVersionOrTheWrongOneIsRefused() async throws {
+        for etag in [nil, "\"v1\"", "2026-08-12T19:00:00.000Z", "\"2026-08-12T19:00:00.000Z\", \"2026-08-12T19:00:00.001Z\""] {
+            let transport = MockTransport { request, _ in
+                request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer)
+                    : (200, etag.map { ["ETag": $0] } ?? [:], Data("{}".utf8))
+            }
+            let (_, backup) = client(transport)
+            await #expect(throws: BackupError.rejected(status: 200, code: "missing_etag")) { try await backup.load() }
+        }
+        // A server asked for one kept version that hands back another.
+        let transport = MockTransport { request, _ in
+            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer)
+                : (200, ["ETag": "\"2026-08-12T19:00:00.001Z\""], Data("{}".utf8))
+        }
+        let (_, backup) = client(transport)
+        await #expect(throws: BackupError.rejected(status: 200, code: "wrong_version")) {
+            try await backup.load(version: "2026-08-12T19:00:00.000Z")
+        }
+        let sent = try #require(transport.requests.last?.url)
+        #expect(sent.query == "action=load&sync_id=2026-08-12T19:00:00.000Z")
+    }
+
+    @Test func versionsAndErasureSpeakTheContract() async throws {
+        let listing = Data(#"{"versions":[{"sync_id":"2026-08-12T19:00:00.001Z","bytes":120,"updatedUtc":"2026-08-12T19:00:00Z","hint":null}]}"#.utf8)
+        let transport = MockTransport { request, _ in
+            if request.url!.path.hasSuffix("wallet-session-token.ashx") { return (200, [:], sessionAnswer) }
+            if request.url!.query == "action=versions", request.httpMethod == "GET" { return (200, [:], listing) }
+            if request.url!.query == "action=delete", request.httpMethod == "POST" { return (200, [:], jsonBody(["ok": true])) }
+            return (400, [:], jsonBody(["error": "invalid_action"]))
+        }
+        let (_, backup) = client(transport)
+        #expect(try await backup.versions() == [.init(syncID: "2026-08-12T19:00:00.001Z", bytes: 120, updatedUtc: "2026-08-12T19:00:00Z", hint: nil)])
+        try await backup.erase()
+        let garbled = MockTransport { request, _ in
+            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (200, [:], Data("[]".utf8))
+        }
+        await #expect(throws: BackupError.rejected(status: 200, code: "malformed_versions")) { try await client(garbled).1.versions() }
     }
 
     @Test func cancellationStopsRetrying() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import VaultCore
 import VaultJSON
+import VaultWire
 
 /// D2 save and D3 load on `/wallet-backup.ashx`, for the holder of a session token.
 struct BackupEndpoint: Sendable {
@@ -22,20 +23,16 @@ struct BackupEndpoint: Sendable {
         self.clock = clock
     }
 
-    /// The actions and the method each needs.
-    static let actions = ["save": "POST", "load": "GET", "versions": "GET", "delete": "POST"]
-
     func handle(_ request: HTTPRequest, notes: RequestNotes) throws(APIError) -> HTTPResponse {
-        guard let action = request.query["action"], let method = Self.actions[action] else { throw APIError.invalidAction }
-        let allowed = method == "GET" ? ["GET", "HEAD"] : [method]
-        guard allowed.contains(request.method) else { throw APIError.methodNotAllowed(allow: allowed) }
+        guard let action = request.query[WireName.action].flatMap(BackupAction.init(rawValue:)) else { throw APIError.invalidAction }
+        guard action.allowedMethods.contains(request.method) else { throw APIError.methodNotAllowed(allow: action.allowedMethods) }
         let key = try authenticate(request, notes: notes)
         do {
             switch action {
-            case "save": return try save(request, key: key)
-            case "versions": return try versions(key: key)
-            case "delete": return try delete(key: key)
-            default: return try load(request, key: key)
+            case .save: return try save(request, key: key)
+            case .versions: return try versions(key: key)
+            case .delete: return try delete(key: key)
+            case .load: return try load(request, key: key)
             }
         } catch let error as APIError {
             throw error
@@ -97,11 +94,11 @@ struct BackupEndpoint: Sendable {
         case .conflict(let current):
             var headers: [String: String] = [:]
             if let current { headers["ETag"] = EntityTag.header(for: current.syncID) }
-            throw APIError(409, "conflict", "the stored version is not the one this save expected",
-                           headers: headers, fields: ["sync_id": current?.syncID.description, "updatedUtc": current?.updatedUtc])
+            throw APIError(.conflict, "the stored version is not the one this save expected",
+                           headers: headers, fields: [WireName.syncID: current?.syncID.description, WireName.updatedUtc: current?.updatedUtc])
         case .rateLimited(let decision):
             guard case .limited(let retryAfter) = decision else { throw APIError.internalError }
-            throw APIError(429, "rate_limited", "too many saves in the last hour; retry after \(retryAfter) s", headers: [
+            throw APIError(.rateLimited, "too many saves in the last hour; retry after \(retryAfter) s", headers: [
                 "Retry-After": String(retryAfter), "RateLimit-Policy": rateLimit.policyHeader,
                 "RateLimit": rateLimit.stateHeader(for: decision),
             ])
@@ -141,29 +138,22 @@ struct BackupEndpoint: Sendable {
     }
 
     private func precondition(_ request: HTTPRequest) throws(APIError) -> SavePrecondition {
-        if let ifMatch = request.header("if-match") {
-            return EntityTag.list(ifMatch).map { .matches($0) } ?? .exists
+        do { return try SavePrecondition(ifMatch: request.header("if-match"), ifNoneMatch: request.header("if-none-match")) } catch {
+            throw APIError(error, "on save, If-None-Match supports only *")
         }
-        if let ifNoneMatch = request.header("if-none-match") {
-            guard EntityTag.list(ifNoneMatch) == nil else {
-                throw APIError(400, "invalid_precondition", "on save, If-None-Match supports only *")
-            }
-            return .absent
-        }
-        return .none
     }
 
     private func load(_ request: HTTPRequest, key: StorageKey) throws -> HTTPResponse {
         let stored: StoredVault?
-        if let requested = request.query["sync_id"] {
+        if let requested = request.query[WireName.syncID] {
             guard let syncID = UTCTimestamp(rfc3339: requested) else {
-                throw APIError(400, "invalid_sync_id", "sync_id must be an RFC 3339 UTC timestamp as returned by save or versions")
+                throw APIError(.invalidSyncID, "sync_id must be an RFC 3339 UTC timestamp as returned by save or versions")
             }
             stored = try store.load(key, syncID: syncID)
         } else {
             stored = try store.load(key)
         }
-        guard let stored else { throw APIError(404, "not_found", "nothing is stored for this user at that version") }
+        guard let stored else { throw APIError(.notFound, "nothing is stored for this user at that version") }
         let etag = EntityTag.header(for: stored.syncID)
         if let ifNoneMatch = request.header("if-none-match"), EntityTag.list(ifNoneMatch)?.contains(stored.syncID) ?? true {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultWire
 import VaultCrypto
 import VaultJOSE
 
@@ -62,7 +63,7 @@ public struct DevOIDCProvider: Sendable {
     private func token(_ form: FormBody) throws(APIError) -> HTTPResponse {
         guard let subject = form["sub"], let party = form["azp"], !subject.isEmpty, !party.isEmpty,
             subject.count <= 256, party.count <= 256
-        else { throw APIError(400, "invalid_request", "form fields sub and azp are required (1 to 256 characters)") }
+        else { throw APIError(.invalidRequest, "form fields sub and azp are required (1 to 256 characters)") }
         let issuedAt = clock.now().millisecondsSinceEpoch / 1000
         let claims: [String: JSONScalar] = [
             "iss": .string(Self.issuer), "aud": .string(Self.audience), "sub": .string(subject), "azp": .string(party),

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultWire
 
 /// D1 `POST /wallet-session-token.ashx`: trades an OIDC access token for a session token.
 ///
@@ -54,13 +55,13 @@ struct SessionTokenEndpoint: Sendable {
         }
         let form = FormBody(request.body)
         guard form["grant_type"] == Self.tokenExchangeGrant else {
-            throw APIError(400, "unsupported_grant_type", "grant_type must be \(Self.tokenExchangeGrant)")
+            throw APIError(.unsupportedGrantType, "grant_type must be \(Self.tokenExchangeGrant)")
         }
         guard form["subject_token_type"] == Self.accessTokenType else {
-            throw APIError(400, "invalid_request", "subject_token_type must be \(Self.accessTokenType)")
+            throw APIError(.invalidRequest, "subject_token_type must be \(Self.accessTokenType)")
         }
         guard let token = form["subject_token"], !token.isEmpty else {
-            throw APIError(400, "invalid_request", "subject_token is missing")
+            throw APIError(.invalidRequest, "subject_token is missing")
         }
         return token
     }

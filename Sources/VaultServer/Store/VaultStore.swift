@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultWire
 
 /// Where blobs live: per storage key the newest few versions of one opaque blob, and the save
 /// history the rate limit reads. SQLite and PostgreSQL implement it.
@@ -107,18 +108,6 @@ public struct StoredVersion: Sendable, Hashable {
     }
 }
 
-/// What a save must find before it may replace the stored blob.
-public enum SavePrecondition: Sendable, Hashable {
-    /// Replace whatever is there (the seed's behaviour).
-    case none
-    /// Replace only if the current version is one of these (`If-Match`); `*` is `.exists`.
-    case matches([UTCTimestamp])
-    /// Replace only if something is stored (`If-Match: *`).
-    case exists
-    /// Store only if nothing is stored yet (`If-None-Match: *`).
-    case absent
-}
-
 /// One save as the store executes it.
 public struct SaveRequest: Sendable {
     /// Whose blob.
@@ -154,16 +143,4 @@ public enum SaveOutcome: Sendable, Hashable {
     case conflict(current: StoredVault?)
     /// The rate limit refused it; nothing changed and it does not count.
     case rateLimited(SlidingWindowRateLimit.Decision)
-}
-
-extension SavePrecondition {
-    /// Whether a save may proceed given the currently stored version.
-    public func admits(current: UTCTimestamp?) -> Bool {
-        switch self {
-        case .none: true
-        case .matches(let versions): current.map(versions.contains) ?? false
-        case .exists: current != nil
-        case .absent: current == nil
-        }
-    }
 }

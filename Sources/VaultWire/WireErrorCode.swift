@@ -1,0 +1,54 @@
+/// Every error code the server answers with, and the HTTP status that always comes with it.
+///
+/// The body is `{"error": "<code>", "message": "<text>"}` plus the members a code names below.
+public enum WireErrorCode: String, CaseIterable, Sendable {
+    /// 401: the bearer token is missing, malformed, expired or not accepted; one body whatever the reason.
+    case invalidToken = "invalid_token"
+    /// 400: a D1 form without `subject_token` or with the wrong `subject_token_type`; a bad dev-issuer form.
+    case invalidRequest = "invalid_request"
+    /// 400: a D1 form whose `grant_type` is not RFC 8693 token exchange.
+    case unsupportedGrantType = "unsupported_grant_type"
+    /// 400: a save body that is not JSON (invalid UTF-8, nesting deeper than 64, syntax).
+    case invalidJSON = "invalid_json"
+    /// 400: JSON but not a vault blob; `detail` names the member.
+    case invalidVaultShape = "invalid_vault_shape"
+    /// 400: `If-None-Match` on a save other than `*`.
+    case invalidPrecondition = "invalid_precondition"
+    /// 400: a load's `sync_id` that is no RFC 3339 UTC timestamp.
+    case invalidSyncID = "invalid_sync_id"
+    /// 400: an `action` other than save, load, versions or delete.
+    case invalidAction = "invalid_action"
+    /// 404: nothing stored for this user (at that version), or an unknown path.
+    case notFound = "not_found"
+    /// 405: the wrong method; `Allow` lists the right ones.
+    case methodNotAllowed = "method_not_allowed"
+    /// 409: the save's precondition failed; `sync_id` and `updatedUtc` name the stored version (null when none).
+    case conflict
+    /// 413: the blob is larger than the server's cap.
+    case blobTooLarge = "blob_too_large"
+    /// 413: a body other than a blob larger than the small-body cap.
+    case requestTooLarge = "request_too_large"
+    /// 429: the hourly save cap; `Retry-After` says when.
+    case rateLimited = "rate_limited"
+    /// 500: the server's own failure.
+    case internalError = "internal_error"
+    /// 503: storage unreachable; `Retry-After` says when to try again.
+    case unavailable
+
+    /// The HTTP status of every answer with this code.
+    public var status: Int {
+        switch self {
+        case .invalidToken: 401
+        case .invalidRequest, .unsupportedGrantType, .invalidJSON, .invalidVaultShape, .invalidPrecondition, .invalidSyncID,
+            .invalidAction:
+            400
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .conflict: 409
+        case .blobTooLarge, .requestTooLarge: 413
+        case .rateLimited: 429
+        case .internalError: 500
+        case .unavailable: 503
+        }
+    }
+}
