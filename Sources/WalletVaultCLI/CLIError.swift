@@ -19,9 +19,10 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { message }
 
-    /// A usage error that points at the command's help.
+    /// A usage error, `<what happened>: run `walletvault help [COMMAND]``, as every message is `<what>: <what to do>`.
     static func usage(_ message: String, command: String? = nil) -> CLIError {
-        CLIError(.usage, "\(message) (see `walletvault help\(command.map { " " + $0 } ?? "")`)")
+        CLIError(.usage, "\(message): run `walletvault help\(command.map { " " + $0 } ?? "")` for "
+            + (command == nil ? "the commands" : "its usage"))
     }
 
     /// Translates an SDK error into what the user should do next.

@@ -64,9 +64,14 @@ struct DemoScript: Sendable {
                                      encoding: .utf8)
         else { throw CLIError(.localStorage, "demo: B has no key id") }
         say("A offers the recovery code so the recovery entry survives the rotation.")
-        try await run("A", ["revoke", bKey, "--code-file", codeFile])
+        try await run("A", Self.revokeArguments(kekID: bKey, codeFile: codeFile))
         try await run("B", ["sync"], expect: .noAccess)
         try await run("A", ["devices"])
+    }
+
+    /// `revoke` for a KEK_ID, which is base64url and may start with `-` or `--`: options first, then `--`.
+    static func revokeArguments(kekID: String, codeFile: String) -> [String] {
+        ["revoke", "--code-file", codeFile, "--", kekID]
     }
 
     private func home(_ device: String) -> URL { workspace.appendingPathComponent(device) }
@@ -81,6 +86,8 @@ struct DemoScript: Sendable {
     /// Runs one command as `device`, prints it and its output, and checks its exit code.
     @discardableResult
     private func run(_ device: String, _ arguments: [String], expect: ExitCode = .ok) async throws(CLIError) -> String {
+        // Interrupted: no next command, so nothing is written after the files are removed.
+        guard !Task.isCancelled else { throw CLIError(.interrupted, "demo interrupted") }
         let shown = arguments.map { argument -> String in
             var text = argument.replacingOccurrences(of: workspace.path, with: "$DEMO")
             if text.hasPrefix("wvpair1."), text.count > 24 { text = String(text.prefix(24)) + "…" }

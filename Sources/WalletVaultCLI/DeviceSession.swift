@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultJSON
 import WalletVault
 
 /// One command's view of a logged-in profile: the SDK's store, client and sync engine, wired to the profile's token source.
@@ -52,6 +53,23 @@ struct DeviceSession: Sendable {
     /// - Throws: `CLIError` `.noAccess` naming `recover`.
     func requireUsableKey() throws(CLIError) {
         do { _ = try store.deviceKey() } catch { throw translate(error) }
+    }
+
+    /// The account's subject (`sub`), as the user knows it: the development account's name, or the OIDC token's claim.
+    ///
+    /// - Throws: `CLIError` `.notAuthorized` when no token can be had or it names no subject.
+    func accountSubject() async throws(CLIError) -> String {
+        if let sub = profile.auth.sub { return sub }
+        let token: String
+        do { token = try await tokenSource.accessToken() } catch {
+            throw tokenSource.lastFailure ?? CLIError(.notAuthorized, "cannot get an OIDC token: run `walletvault login` again")
+        }
+        // Read for display only; the server verifies the token.
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
+            let sub = (try? JSONParser().parse(payload))?["sub"]?.stringValue
+        else { throw CLIError(.notAuthorized, "the OIDC token names no subject: check the token command in `walletvault status`") }
+        return sub
     }
 
     /// The server's current blob, nil when none is stored.

@@ -6,6 +6,8 @@ enum HelpText {
     static func text(for words: [String]) throws(CLIError) -> String {
         if words.first == "exit-codes" { return exitCodes }
         if words.isEmpty { return overview }
+        let group = WalletVaultTool.subcommands(of: words[0])
+        if words.count == 1, !group.isEmpty { return group.map(text(for:)).joined(separator: "\n") }
         return text(for: try WalletVaultTool.find(words).0)
     }
 

@@ -28,6 +28,8 @@ public struct ParsedArguments: Sendable, Equatable {
 
     /// Parses `arguments` by `spec`; `--` ends options.
     ///
+    /// Options are long (`--name`): a word with a single leading dash (`-uf3L…`, a KEK_ID is base64url) is a
+    /// positional, as is `-` (standard input). A positional that starts with `--` goes after `--`.
     /// - Throws: `CLIError` `.usage` for an unknown option or a missing value.
     public init(_ arguments: [String], spec: Spec, command: String? = nil) throws(CLIError) {
         var index = 0
@@ -35,7 +37,7 @@ public struct ParsedArguments: Sendable, Equatable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            guard !optionsEnded, argument.hasPrefix("-"), argument != "-" else {
+            guard !optionsEnded, argument.hasPrefix("--") else {
                 positionals.append(argument)
                 continue
             }
@@ -60,7 +62,8 @@ public struct ParsedArguments: Sendable, Equatable {
                     index += 1
                 }
             } else {
-                throw CLIError.usage("unknown option \(name)\(command.map { " for \($0)" } ?? "")", command: command)
+                throw CLIError.usage("unknown option \(name)\(command.map { " for \($0)" } ?? "") (a value that starts with -- goes "
+                    + "after `--`)", command: command)
             }
         }
     }

@@ -6,7 +6,7 @@ public enum WalletVaultTool {
     static let commands: [CommandSpec] = [
         LoginCommand.spec, InitCommand.spec, PushCommand.spec, PullCommand.spec, StatusCommand.spec, SyncCommand.spec,
         DevicesCommand.spec, PairCommand.request, PairCommand.approve, RecoverCommand.spec, RevokeCommand.spec,
-        InspectCommand.spec, DemoCommand.spec,
+        HistoryCommand.spec, RestoreCommand.spec, EraseCommand.spec, InspectCommand.spec, DemoCommand.spec,
     ]
 
     /// Runs the command line `arguments` (without the program name) and returns the exit code.
@@ -69,7 +69,15 @@ public enum WalletVaultTool {
     static func find(_ words: [String]) throws(CLIError) -> (CommandSpec, Int) {
         if words.count >= 2, let spec = commands.first(where: { $0.name == "\(words[0]) \(words[1])" }) { return (spec, 2) }
         if let spec = commands.first(where: { $0.name == words[0] }) { return (spec, 1) }
-        if words[0] == "pair" { throw CLIError.usage("pair needs `request` or `approve`", command: "pair") }
+        if commands.contains(where: { $0.name.hasPrefix(words[0] + " ") }) {
+            throw CLIError.usage("\(words[0]) needs one of: " + subcommands(of: words[0]).map { "`\($0.name)`" }.joined(separator: ", "),
+                                 command: words[0])
+        }
         throw CLIError.usage("unknown command \(words[0])")
+    }
+
+    /// The commands named `group …` (`pair request`, `pair approve`).
+    static func subcommands(of group: String) -> [CommandSpec] {
+        commands.filter { $0.name.hasPrefix(group + " ") }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,17 +44,30 @@ enum DemoCommand {
         } catch {
             throw error
         }
-        let interruption = InterruptionGuard { [workspace] in
-            server.stop()
-            try? FileManager.default.removeItem(at: workspace)
-            terminal.note("\nwalletvault: demo interrupted; server stopped, files removed")
-        }
+        let story = Mutex<Task<Void, any Error>?>(nil)
+        let interruption = InterruptionGuard(
+            stop: {
+                story.withLock { $0?.cancel() }
+                server.stop()
+            },
+            cleanup: { [workspace] in
+                try? FileManager.default.removeItem(at: workspace)
+                terminal.note("\nwalletvault: demo interrupted; server stopped, files removed")
+            })
         defer {
             interruption.disarm()
             server.stop()
         }
         terminal.line("Started a development server, pid \(server.processID), on \(server.baseURL.absoluteString).")
-        try await DemoScript(terminal: terminal, workspace: workspace, server: server.baseURL).play()
+        let task = Task { try await DemoScript(terminal: terminal, workspace: workspace, server: server.baseURL).play() }
+        story.withLock { $0 = task }
+        let outcome = await task.result
+        if interruption.fired {
+            // The guard removes the files and exits 130 now that nothing writes to them any more.
+            interruption.settled()
+            while true { sleep(1) }
+        }
+        if case .failure(let error) = outcome { throw (error as? CLIError) ?? CLIError(.server, "demo: \(error)") }
         server.stop()
         terminal.line("")
         terminal.line("Stopped the server (pid \(server.processID) has exited) and removed $DEMO. Nothing is left running.")
