@@ -10,8 +10,6 @@ public struct TLSCredentials: Sendable {
     public let certificateChain: String
     /// The PEM private key of the leaf certificate.
     public let privateKey: String
-    /// How many certificates the chain holds.
-    public let certificateCount: Int
 
     /// Reads `tls.certificate_file` and `tls.key_file` and checks that every certificate parses and the key is the
     /// first certificate's.
@@ -32,7 +30,7 @@ public struct TLSCredentials: Sendable {
         }
         switch result {
         case WV_TLS_OK:
-            return TLSCredentials(certificateChain: chain, privateKey: key, certificateCount: Int(certificates))
+            return TLSCredentials(certificateChain: chain, privateKey: key)
         case WV_TLS_NO_CERTIFICATE:
             throw ServerStartupError("config key tls.certificate_file: no PEM certificate in \(files.certificateFile)")
         case WV_TLS_BAD_CERTIFICATE:

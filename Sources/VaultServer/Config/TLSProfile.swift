@@ -9,11 +9,11 @@ public enum TLSProfile: String, Sendable, CaseIterable {
 
     /// The GnuTLS priority string libmicrohttpd is given (`MHD_OPTION_HTTPS_PRIORITIES`).
     ///
-    /// Built from `NORMAL` by removing whole classes and adding back only what the profile allows, so a newer
-    /// GnuTLS cannot widen it with an algorithm `NORMAL` gains later. TLS 1.3 suites follow from the ciphers and
-    /// `AEAD` (CCM is left out). Groups: X25519, P-256, P-384, as Mozilla lists them; no finite-field groups,
-    /// since no `DHE` key exchange is enabled. SHA-1 handshake signatures are removed (RFC 9155). Check one with
-    /// `gnutls-cli --priority '<string>' --list`.
+    /// Built from `NORMAL` by removing the versions, key exchanges, ciphers, MACs and groups and adding back only
+    /// what the profile allows, so a newer GnuTLS cannot widen any of those with something `NORMAL` gains later.
+    /// TLS 1.3 suites follow from the ciphers and `AEAD` (CCM is left out). Groups: X25519, P-256, P-384, as Mozilla
+    /// lists them; no finite-field groups and no `DHE` key exchange. SHA-1 handshake signatures are removed
+    /// (RFC 9155). Check one with `gnutls-cli --priority '<string>' --list`.
     public var gnutlsPriorities: String {
         let versions: String
         switch self {
