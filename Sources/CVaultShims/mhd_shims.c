@@ -34,6 +34,8 @@ struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *o,
         flags |= MHD_USE_TLS;
         WV_OPTION(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_certificate_pem);
         WV_OPTION(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key_pem);
+        // Without it GnuTLS's defaults apply: TLS 1.0 and 1.1, CBC-SHA1 and CCM suites, secp521r1 and X448.
+        if (o->tls_priorities != NULL) WV_OPTION(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)o->tls_priorities);
     }
     WV_OPTION(MHD_OPTION_END, 0, NULL);
 #undef WV_OPTION

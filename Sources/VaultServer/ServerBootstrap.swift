@@ -38,6 +38,8 @@ public enum ServerBootstrap {
     public static func start(_ configuration: ServerConfiguration, devOIDC: DevOIDCProvider? = nil,
                              clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
         let logger = RequestLogger(enabled: logRequests)
+        // Before the store is opened: a wrong certificate or key should stop startup having touched nothing.
+        let tlsCredentials = try configuration.tls.map { files throws(ServerStartupError) in try TLSCredentials.load(files) }
         let store = try openStore(configuration)
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
@@ -77,11 +79,9 @@ public enum ServerBootstrap {
         options.connectionLimit = configuration.limits.maxConnections
         options.perIPConnectionLimit = configuration.limits.maxConnectionsPerIP
         options.connectionTimeoutSeconds = configuration.limits.connectionTimeoutSeconds
-        if let tls = configuration.tls {
-            guard let certificate = try? String(contentsOfFile: tls.certificateFile, encoding: .utf8),
-                let key = try? String(contentsOfFile: tls.keyFile, encoding: .utf8)
-            else { throw ServerStartupError("config key tls: cannot read certificate_file or key_file") }
-            options.tls = (certificate, key)
+        if let tls = configuration.tls, let tlsCredentials {
+            options.tls = (tlsCredentials.certificateChain, tlsCredentials.privateKey)
+            options.tlsProfile = tls.profile
         }
         let server = HTTPServer(options: options, responder: service, metrics: metrics)
         let port = try server.start()

@@ -3,3 +3,4 @@
 #include "crypto_shims.h"
 #include "heap_shims.h"
 #include "argon2_shims.h"
+#include "tls_shims.h"

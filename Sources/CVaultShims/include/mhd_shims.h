@@ -15,6 +15,7 @@ typedef struct wv_mhd_options {
     size_t connection_memory_limit;
     const char *tls_certificate_pem; // NULL for plain HTTP
     const char *tls_key_pem;         // NULL for plain HTTP
+    const char *tls_priorities;      // GnuTLS priority string; NULL leaves libmicrohttpd's default
 } wv_mhd_options;
 
 /// Starts an epoll daemon with a thread pool; returns NULL (and sets errno) on failure.

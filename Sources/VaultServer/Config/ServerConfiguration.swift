@@ -96,16 +96,39 @@ public struct ServerConfiguration: Sendable, Decodable {
     /// Certificate chain and key files for HTTPS; absent serves plain HTTP.
     public var tls: TLSFiles?
 
-    /// PEM files for HTTPS.
+    /// PEM files and protocol profile for HTTPS.
     public struct TLSFiles: Sendable, Decodable {
         /// The certificate chain, leaf first.
         public var certificateFile: String
-        /// The private key.
+        /// The private key, unencrypted.
         public var keyFile: String
+        /// Which Mozilla TLS configuration to follow (`profile`), default intermediate.
+        public var profile: TLSProfile
 
         enum CodingKeys: String, CodingKey {
             case certificateFile = "certificate_file"
             case keyFile = "key_file"
+            case profile
+        }
+
+        /// Creates the TLS entry.
+        public init(certificateFile: String, keyFile: String, profile: TLSProfile = .intermediate) {
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+            self.profile = profile
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            certificateFile = try container.decode(String.self, forKey: .certificateFile)
+            keyFile = try container.decode(String.self, forKey: .keyFile)
+            let name = try container.decodeIfPresent(String.self, forKey: .profile) ?? TLSProfile.intermediate.rawValue
+            guard let profile = TLSProfile(rawValue: name) else {
+                // A DecodingError would only say "invalid"; name the choices instead.
+                let choices = TLSProfile.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+                throw ServerStartupError("key tls.profile: expected \(choices)")
+            }
+            self.profile = profile
         }
     }
 
@@ -168,6 +191,8 @@ public struct ServerConfiguration: Sendable, Decodable {
             configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
         } catch let error as DecodingError {
             throw ServerStartupError("config \(path): \(Self.explain(error))")
+        } catch let error as ServerStartupError {
+            throw ServerStartupError("config \(path): \(error.reason)")
         } catch {
             throw ServerStartupError("config \(path): not valid JSON")
         }

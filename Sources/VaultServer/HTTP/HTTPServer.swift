@@ -33,6 +33,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var connectionTimeoutSeconds = 30
         /// PEM certificate chain and key for HTTPS; nil serves plain HTTP.
         public var tls: (certificate: String, key: String)?
+        /// The protocol versions, suites and groups HTTPS offers (ignored for plain HTTP).
+        public var tlsProfile = TLSProfile.intermediate
         /// Memory for one connection's headers and buffers; libmicrohttpd zeroes it for every
         /// request, so a larger pool costs on every request. Headers past it get 431.
         public var connectionMemoryLimit = 16 * 1024
@@ -77,19 +79,27 @@ public final class HTTPServer: @unchecked Sendable {
             if let key { memset(key, 0, strlen(key)) }
             free(key)
         }
-        let started = options.host.withCString { host -> OpaquePointer? in
-            var native = wv_mhd_options(
-                host: host, port: options.port, threads: UInt32(options.threads),
-                connection_limit: UInt32(options.connectionLimit),
-                per_ip_connection_limit: UInt32(options.perIPConnectionLimit),
-                connection_timeout_seconds: UInt32(options.connectionTimeoutSeconds),
-                connection_memory_limit: options.connectionMemoryLimit,
-                tls_certificate_pem: certificate, tls_key_pem: key)
-            return wv_mhd_start(&native, httpServerAccessHandler, context, httpServerCompletedHandler, context,
-                                httpServerConnectionHandler)
+        let started = options.host.withCString { host in
+            options.tlsProfile.gnutlsPriorities.withCString { priorities -> OpaquePointer? in
+                var native = wv_mhd_options(
+                    host: host, port: options.port, threads: UInt32(options.threads),
+                    connection_limit: UInt32(options.connectionLimit),
+                    per_ip_connection_limit: UInt32(options.perIPConnectionLimit),
+                    connection_timeout_seconds: UInt32(options.connectionTimeoutSeconds),
+                    connection_memory_limit: options.connectionMemoryLimit,
+                    tls_certificate_pem: certificate, tls_key_pem: key, tls_priorities: priorities)
+                // libmicrohttpd turns the priority string into GnuTLS's priority cache while starting.
+                return wv_mhd_start(&native, httpServerAccessHandler, context, httpServerCompletedHandler, context,
+                                    httpServerConnectionHandler)
+            }
         }
         guard let started else {
-            throw ServerStartupError("cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            guard options.tls == nil else {
+                // libmicrohttpd has logged its own reason (GnuTLS refusing the certificate, key or priorities) above.
+                throw ServerStartupError("cannot start HTTPS on \(options.host):\(options.port): \(reason)")
+            }
+            throw ServerStartupError("cannot listen on \(options.host):\(options.port): \(reason)")
         }
         daemon = started
         storageWorkers = BlockingWorkPool(threads: options.storageThreads, name: "walletvault-storage")
