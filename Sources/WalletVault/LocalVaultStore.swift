@@ -68,10 +68,13 @@ public struct LocalVaultStore: Sendable {
     ///
     /// - Throws: `SyncError` `.keyInvalidated` when the key file exists but no longer holds a usable key.
     public func deviceKey() throws(SyncError) -> DeviceKEK? {
-        guard let pem = try? String(contentsOf: url("device-key.pem"), encoding: .utf8) else { return nil }
-        do { return DeviceKEK(privateKey: try P256.KeyAgreement.PrivateKey(pemRepresentation: pem)) } catch {
-            throw SyncError(.keyInvalidated, "the device key file no longer holds a usable key")
-        }
+        let file = url("device-key.pem")
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        // A file that is there but unreadable, not text, or not a key is a dead key, never "no key yet".
+        guard let bytes = try? Data(contentsOf: file), let pem = String(data: bytes, encoding: .utf8),
+            let key = try? P256.KeyAgreement.PrivateKey(pemRepresentation: pem)
+        else { throw SyncError(.keyInvalidated, "the device key file no longer holds a usable key") }
+        return DeviceKEK(privateKey: key)
     }
 
     /// The `kek_id` of this device's key, readable even after the key itself died.

@@ -6,6 +6,9 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case noVault
         /// This device holds no key that opens the vault: pair it or recover.
         case noAccess
+        /// This device's key was in the vault it last synced and another device removed it (revocation): pair
+        /// again or recover; `reason` names the writer's `hint` and `updatedUtc` as the blob states them.
+        case removedFromVault
         /// The platform destroyed this device's key: recover with a code, a passphrase or pairing.
         case keyInvalidated
         /// The server served an older blob than this device has seen.

@@ -91,6 +91,16 @@ public actor VaultSyncEngine {
         store.syncRecord()
     }
 
+    /// Judges a blob the server serves against the counters this device accepted, without opening it (for a status
+    /// line: a rolled-back blob is not "newer").
+    public func assess(_ blob: Data) async -> RemoteAssessment {
+        let envelope: VaultEnvelope
+        do throws(VaultEnvelopeError) { envelope = try VaultEnvelope(parsing: blob) } catch { return .unreadable(reason: error.reason) }
+        let highest = (try? await counters.highestCounter(for: Self.vaultID)) ?? 0
+        guard let counter = envelope.counter else { return highest > 0 ? .older(counter: nil, highest: highest) : .newer }
+        return counter < highest ? .older(counter: counter, highest: highest) : .newer
+    }
+
     // MARK: - Creating
 
     /// Creates the vault on the server, wrapped for this device's key and the recovery paths given.
@@ -149,6 +159,9 @@ public actor VaultSyncEngine {
         let working = try readWorking()
         let local = SyncPlanner.LocalState(syncedVersion: record.syncedVersion, hasLocalEdits: record.hasLocalEdits,
                                            hasVault: working.document != nil)
+        if remote == .empty, working.document == nil {
+            throw SyncError(.noVault, "no vault is stored for this account")
+        }
         do throws(SyncError) {
             switch planner.plan(local: local, remote: remote) {
             case .upToDate:
@@ -469,7 +482,22 @@ public actor VaultSyncEngine {
             guard !extraKeys.isEmpty else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
             return try await open(blob, keys: extraKeys)
         }
-        return try await open(blob, keys: [device] + extraKeys)
+        do {
+            return try await open(blob, keys: [device] + extraKeys)
+        } catch where error.code == .noAccess {
+            throw removal(of: device.kekID, in: blob) ?? error
+        }
+    }
+
+    /// `.removedFromVault` when the last synced blob had an entry for `kekID` and `blob`, a later one, has none.
+    private func removal(of kekID: String, in blob: Data) -> SyncError? {
+        guard let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }),
+            synced.entries.contains(where: { $0.kekID == kekID }),
+            let current = try? VaultEnvelope(parsing: blob), !current.entries.contains(where: { $0.kekID == kekID })
+        else { return nil }
+        // The writer's label and time are not authenticated for a reader without the key; shown as the blob says.
+        let writer = current.hint.map { " by \"\($0)\"" } ?? ""
+        return SyncError(.removedFromVault, "this device's key was removed from the vault\(writer) (version saved \(current.updatedAt))")
     }
 
     private func openPast(_ blob: Data) async throws(SyncError) -> VaultOpener.OpenedVault {

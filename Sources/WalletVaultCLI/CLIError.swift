@@ -34,6 +34,9 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noAccess:
             return CLIError(.noAccess, "this device cannot open the vault (\(error.reason)): run `walletvault pair request` here "
                 + "and approve it on a device that has the vault, or `walletvault recover --code`")
+        case .removedFromVault:
+            return CLIError(.noAccess, "\(error.reason): to use this device again, approve a new `walletvault pair request` "
+                + "from a device in the vault, or `walletvault recover --code`")
         case .keyInvalidated:
             return CLIError(.noAccess, "this device's key was invalidated (\(error.reason)): run `walletvault recover --code` "
                 + "or `--passphrase`, or pair again")

@@ -245,7 +245,9 @@ struct SDKEndToEndTests {
         #expect(skipped.isEmpty)
         try await a.set("passport", "after revocation")
         _ = try await a.engine.sync()
-        await requireError(.noAccess) { _ = try await b.engine.sync() }
+        // B is told it was removed, and by whom as the blob says, not that it was never paired.
+        await requireError(.removedFromVault) { _ = try await b.engine.sync() }
+        do { _ = try await b.engine.sync() } catch { #expect(error.reason.contains("by \"A\""), "\(error.reason)") }
 
         // A server that serves an older blob, or strips a recipient, is caught.
         guard case .blob(let current) = try await a.backup.load() else { Issue.record("load"); return }

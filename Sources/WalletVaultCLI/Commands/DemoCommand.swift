@@ -45,8 +45,10 @@ enum DemoCommand {
             throw error
         }
         let story = Mutex<Task<Void, any Error>?>(nil)
+        let narration = SilenceableTerminal(base: terminal)
         let interruption = InterruptionGuard(
             stop: {
+                narration.silence()
                 story.withLock { $0?.cancel() }
                 server.stop()
             },
@@ -59,7 +61,7 @@ enum DemoCommand {
             server.stop()
         }
         terminal.line("Started a development server, pid \(server.processID), on \(server.baseURL.absoluteString).")
-        let task = Task { try await DemoScript(terminal: terminal, workspace: workspace, server: server.baseURL).play() }
+        let task = Task { try await DemoScript(terminal: narration, workspace: workspace, server: server.baseURL).play() }
         story.withLock { $0 = task }
         let outcome = await task.result
         if interruption.fired {

@@ -36,6 +36,11 @@ enum PairCommand {
         guard !context.home.holdsVault else {
             throw CLIError(.vaultState, "this device already holds the vault: approve other devices with `walletvault pair approve`")
         }
+        // Pairing joins an existing vault; on an account without one the request could never be approved.
+        guard try await session.loadBlob() != nil else {
+            throw CLIError(.vaultState, "no vault is stored for this account yet: run `walletvault init` on your first device, "
+                + "then pair the others to it")
+        }
         let request: PairingRequest
         do { request = try await session.engine.pairingRequest() } catch { throw session.translate(error) }
         let terminal = context.terminal

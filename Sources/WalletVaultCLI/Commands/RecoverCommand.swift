@@ -32,26 +32,31 @@ enum RecoverCommand {
                                  command: "recover")
         }
         let session = try context.session()
+        guard let snapshot = try await session.loadBlob() else {
+            throw CLIError(.vaultState, "no vault is stored for this account: nothing to recover (run `walletvault init` to start one)")
+        }
+        let envelope: VaultEnvelope
+        do { envelope = try VaultEnvelope(parsing: snapshot.blob) } catch { throw CLIError.from(error) }
         let reader = SecretReader(terminal: context.terminal)
         let key: any KeyEncryptionKey
         if byCode {
             key = try recoveryCodeKey(reader.read(file: arguments[option: "--code-file"], prompt: "Recovery code: ", fileOption: "--code-file"))
+            // A well-formed code of another vault (or an old, replaced code) has no entry here.
+            guard envelope.entries.contains(where: { $0.kekID == key.kekID }) else {
+                throw CLIError(.noAccess, "this recovery code does not open the vault: check it is this account's current code, "
+                    + "or recover with `--passphrase` or by pairing")
+            }
         } else {
             let passphrase = try reader.read(file: arguments[option: "--passphrase-file"], prompt: "Passphrase: ", fileOption: "--passphrase-file")
-            guard let snapshot = try await session.loadBlob() else {
-                throw CLIError(.vaultState, "no vault is stored for this account: nothing to recover")
-            }
-            let envelope: VaultEnvelope
-            do { envelope = try VaultEnvelope(parsing: snapshot.blob) } catch { throw CLIError.from(error) }
             key = try await PassphraseKeys.unlock(passphrase, in: envelope, terminal: context.terminal)
         }
-        let deadKey = session.store.deviceKeyID()
+        let deadKey = session.store.deviceKeyID().flatMap { id in envelope.entries.contains { $0.kekID == id } ? id : nil }
         let report = try await session.run("Recovering") { engine async throws(SyncError) in try await engine.recover(with: key) }
         try session.requireSaved(report)
         let items = (try? await session.engine.document()?.liveValues.count) ?? 0
         let terminal = context.terminal
         terminal.line("Recovered: \(items) item(s); this device \"\(session.profile.label)\" has a new key \(session.store.deviceKeyID() ?? "?").")
-        if let deadKey { terminal.line("Its previous key \(deadKey) is no longer in the vault.") }
+        if let deadKey { terminal.line("Its previous key \(deadKey) was removed from the vault.") }
         if let warning = try? await session.engine.keyHealth().warning { terminal.line("warning: \(warning)") }
     }
 

@@ -32,7 +32,9 @@ enum StatusCommand {
         terminal.line("device    \"\(session.profile.label)\", \(key)")
         let record = await session.engine.status()
         let document = try? await session.engine.document()
-        if let document {
+        if let erased = record.erasedAt, document == nil {
+            terminal.line("vault     erased from the server by this device at \(UTCTimestamp(millisecondsSinceEpoch: erased).description)")
+        } else if let document {
             terminal.line("vault     \(document.liveValues.count) item(s), synced version \(record.syncedVersion ?? "none")"
                 + (record.hasLocalEdits ? ", edits not yet saved" : ""))
         } else {
@@ -49,8 +51,17 @@ enum StatusCommand {
         do {
             switch try await session.backup.load(ifNoneMatch: record.syncedVersion) {
             case .notModified: line = "up to date"
+            case .blob(let snapshot) where snapshot.syncID == record.syncedVersion:
+                line = "up to date"
             case .blob(let snapshot):
-                line = snapshot.syncID == record.syncedVersion ? "up to date" : "version \(snapshot.syncID) is newer: run `walletvault sync`"
+                switch await session.engine.assess(snapshot.blob) {
+                case .newer: line = "version \(snapshot.syncID) is newer: run `walletvault sync`"
+                case .older(let counter, let highest):
+                    line = "version \(snapshot.syncID) is OLDER than this device has seen (counter \(counter.map(String.init) ?? "none") "
+                        + "< \(highest)): the server rolled the vault back; a sync refuses it and changes nothing: report it to the "
+                        + "server's operator"
+                case .unreadable(let reason): line = "version \(snapshot.syncID) is not a readable vault (\(reason)): report it"
+                }
             }
         } catch .notFound {
             line = "no vault stored for this account"
