@@ -2,8 +2,13 @@
 import PackageDescription
 
 /// Layers point down only: executables → VaultServer / WalletVault → VaultCrypto, VaultJSON → VaultCore.
+/// Debian's C libraries exist on Linux only; on Apple platforms the SDK uses CryptoKit and Foundation instead.
+let linux = TargetDependencyCondition.when(platforms: [.linux])
+
 let package = Package(
     name: "WalletVault",
+    // AES key wrap in CryptoKit needs iOS 15 / macOS 12. The server and its C libraries are Linux-only.
+    platforms: [.iOS(.v15), .macOS(.v12)],
     products: [
         .executable(name: "walletvault-server", targets: ["walletvault-server"]),
         // The target is not named `walletvault`: its module and build directory would clash with `WalletVault`'s
@@ -26,8 +31,10 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
-        // Plain C helpers for what does not import cleanly (variadic calls, macros).
-        .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto", "CArgon2"]),
+        // Plain C helpers for what does not import cleanly (variadic calls, macros): the server's, and VaultCrypto's,
+        // so that no SDK target depends on libmicrohttpd or glibc's malloc_trim.
+        .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto"]),
+        .target(name: "CVaultCryptoShims", dependencies: ["CLibCrypto", "CArgon2"]),
 
         // The bulk base64url loops with AVX2, chosen at run time: Swift cannot mark one function for a CPU feature.
         .target(name: "CBase64URL"),
@@ -39,8 +46,19 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["CBase64URL"]),
         // The wire contract both the server and the SDK speak: paths, actions, error codes, entity tags, preconditions.
         .target(name: "VaultWire", dependencies: ["VaultCore"]),
-        .target(name: "VaultJSON", dependencies: ["VaultCore", "CJSONScan", "CJansson", "CYajl"]),
-        .target(name: "VaultCrypto", dependencies: ["VaultCore", "CLibCrypto", "CArgon2", "CVaultShims"]),
+        .target(
+            name: "VaultJSON",
+            dependencies: [
+                "VaultCore", .target(name: "CJSONScan", condition: linux), .target(name: "CJansson", condition: linux),
+                .target(name: "CYajl", condition: linux),
+            ]),
+        // CryptoKit itself on Apple platforms; OpenSSL (and libargon2) under CryptoKit's names on Linux.
+        .target(
+            name: "VaultCrypto",
+            dependencies: [
+                "VaultCore", .target(name: "CLibCrypto", condition: linux), .target(name: "CArgon2", condition: linux),
+                .target(name: "CVaultCryptoShims", condition: linux),
+            ]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
@@ -55,7 +73,7 @@ let package = Package(
 
         .testTarget(name: "VaultWireTests", dependencies: ["VaultWire", "VaultCore"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", "CVaultShims"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", "CVaultCryptoShims"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto"]),
         .testTarget(

@@ -1,7 +1,7 @@
 // What mapping Argon2id's memory on huge pages (wv_argon2_allocate, handed to libargon2 as allocate_cbk) saves
 // against libargon2's own malloc, at the default costs (m = 64 MiB, t = 3, p = 1): the figure behind
 // docs/PERFORMANCE.md's note on Argon2id. Not part of the build or of make bench (which compares with argon2(1)).
-//   cc -O2 -ISources/CVaultShims/include scripts/argon2_probe.c Sources/CVaultShims/argon2_shims.c -largon2 \
+//   cc -O2 -ISources/CVaultCryptoShims/include scripts/argon2_probe.c Sources/CVaultCryptoShims/argon2_shims.c -largon2 \
 //     -o /tmp/argon2_probe && /tmp/argon2_probe
 // The two alternate, RUNS times each; CPU time per hash (as argon2(1) reports it), medians, and the page faults
 // of one hash each (getrusage).

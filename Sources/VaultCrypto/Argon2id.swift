@@ -1,5 +1,5 @@
 import CArgon2
-import CVaultShims
+import CVaultCryptoShims
 import Foundation
 
 /// Argon2id password hashing / key derivation (RFC 9106, version 0x13) via libargon2.

@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+import CVaultCryptoShims
 import Testing
 @testable import VaultCrypto
 

@@ -1,6 +1,5 @@
-// Umbrella header: plain C helpers for C APIs that do not import cleanly into Swift.
+// Umbrella header: the server's plain C helpers for C APIs that do not import cleanly into Swift (libmicrohttpd,
+// glibc's malloc_trim, the TLS pair check). The SDK's are in CVaultCryptoShims, so no SDK target links these.
 #include "mhd_shims.h"
-#include "crypto_shims.h"
 #include "heap_shims.h"
-#include "argon2_shims.h"
 #include "tls_shims.h"

@@ -1,5 +1,5 @@
 import CLibCrypto
-import CVaultShims
+import CVaultCryptoShims
 import Foundation
 
 /// Owns one `EVP_PKEY`: construction, import/export and inspection of asymmetric keys.

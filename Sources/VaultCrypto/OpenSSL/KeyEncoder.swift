@@ -1,5 +1,5 @@
 import CLibCrypto
-import CVaultShims
+import CVaultCryptoShims
 import Foundation
 
 /// Owns one `OSSL_ENCODER_CTX` that serialises a key.
