@@ -1,3 +1,5 @@
+// libargon2 backend, on Linux; Apple platforms have no Argon2id, so there the app supplies one (Argon2idDeriving).
+#if canImport(CArgon2)
 import CArgon2
 import CVaultCryptoShims
 import Foundation
@@ -99,3 +101,19 @@ public enum Argon2id {
         return length
     }
 }
+/// libargon2's Argon2id as the `Argon2idDeriving` a passphrase key takes (the default on Linux).
+public struct LibArgon2id: Argon2idDeriving {
+    /// Creates the implementation; it holds no state.
+    public init() {}
+
+    /// Derives with `Argon2id.deriveKey`.
+    ///
+    /// - Throws: `CryptoError` as `Argon2id.deriveKey` does.
+    public func deriveKey(password: Data, salt: Data, iterations: Int, memoryKiB: Int, parallelism: Int, outputByteCount: Int) throws
+        -> SymmetricKey
+    {
+        try Argon2id.deriveKey(password: password, salt: salt, iterations: iterations, memoryKiB: memoryKiB, parallelism: parallelism,
+                               outputByteCount: outputByteCount)
+    }
+}
+#endif

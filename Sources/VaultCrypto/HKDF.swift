@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -50,3 +52,4 @@ extension HKDF where H == SHA256 {
         return SymmetricKey(storage: output)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 /// A hash-based message authentication code (RFC 2104), spelled `HMAC<SHA256>` as in CryptoKit.
@@ -60,3 +62,4 @@ extension HMAC where H == SHA256 {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 /// A cryptographic hash function usable as the parameter of `HMAC` and `HKDF`.
@@ -10,3 +12,4 @@ public protocol HashFunction: Sendable {
     /// Never throws.
     static func hash<D: DataProtocol>(data: D) -> Data
 }
+#endif

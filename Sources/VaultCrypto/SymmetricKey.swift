@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 /// A symmetric key whose bytes are wiped from memory when the last copy is released.
@@ -43,3 +45,4 @@ public struct SymmetricKey: Sendable, Equatable, CustomStringConvertible {
     /// The key size only; the bytes never appear in logs.
     public var description: String { "SymmetricKey(\(bitCount) bits)" }
 }
+#endif

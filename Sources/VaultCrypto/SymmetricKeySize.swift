@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 /// The size of a symmetric key, in bits.
 public struct SymmetricKeySize: Sendable, Hashable {
     /// A 128-bit key size.
@@ -18,3 +20,4 @@ public struct SymmetricKeySize: Sendable, Hashable {
         self.bitCount = bitCount
     }
 }
+#endif

@@ -78,7 +78,8 @@ struct HeaderAuthenticator {
         }
         var code = keyedMAC
         code.update(data: input)
-        return code.finalize().prefix(Self.macByteCount)
+        // Data(_:) of the code: CryptoKit's HashedAuthenticationCode is bytes, not Data.
+        return Data(code.finalize()).prefix(Self.macByteCount)
     }
 
     /// The AES-GCM additional data: a domain label, then the canonical encoding of every header member

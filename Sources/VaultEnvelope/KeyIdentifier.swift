@@ -11,6 +11,6 @@ enum KeyIdentifier {
     /// An HMAC output under the key itself gives an attacker only what a wrapped DEK already gives: a way to
     /// test a guess of the whole key.
     static func symmetric(_ key: SymmetricKey) -> String {
-        Base64URL.encode(HMAC<SHA256>.authenticationCode(for: label, using: key).prefix(16))
+        Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: label, using: key)).prefix(16))
     }
 }

@@ -22,20 +22,25 @@ public struct PassphraseKEK: KeyEncryptionKey {
     /// Derives a key for a new entry with a fresh 16-byte salt.
     ///
     /// Argon2id runs on the calling thread and takes as long as `costs` make it (about a quarter second at the default).
+    /// `argon2id` is libargon2 on Linux; on Apple platforms pass the app's (`Argon2idDeriving`).
     /// - Throws: `VaultEnvelopeError` `.weakParameters` for costs outside `Argon2idCosts.floor...ceiling`,
-    ///   `.cryptoFailure` if Argon2id fails.
-    public init(passphrase: String, costs: Argon2idCosts = .default) throws(VaultEnvelopeError) {
-        try self.init(passphrase: passphrase, salt: SecureRandom.bytes(count: 16), costs: costs)
+    ///   `.unsupportedAlgorithm` without an Argon2id implementation, `.cryptoFailure` if Argon2id fails.
+    public init(passphrase: String, costs: Argon2idCosts = .default,
+                argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn) throws(VaultEnvelopeError) {
+        try self.init(passphrase: passphrase, salt: SecureRandom.bytes(count: 16), costs: costs, argon2id: argon2id)
     }
 
-    private init(passphrase: String, salt: Data, costs: Argon2idCosts) throws(VaultEnvelopeError) {
+    private init(passphrase: String, salt: Data, costs: Argon2idCosts, argon2id: (any Argon2idDeriving)?) throws(VaultEnvelopeError) {
         guard costs.isWithinReaderLimits else {
             throw VaultEnvelopeError(
                 .weakParameters, "Argon2id costs \(costs) are outside \(Argon2idCosts.floor) to \(Argon2idCosts.ceiling)")
         }
+        guard let argon2id else {
+            throw VaultEnvelopeError(.unsupportedAlgorithm, "no Argon2id implementation on this platform: the app must pass one")
+        }
         let key: SymmetricKey
         do {
-            key = try Argon2id.deriveKey(
+            key = try argon2id.deriveKey(
                 password: Data(passphrase.utf8), salt: salt, iterations: costs.iterations, memoryKiB: costs.memoryKiB,
                 parallelism: costs.parallelism, outputByteCount: 32
             )
@@ -51,10 +56,11 @@ public struct PassphraseKEK: KeyEncryptionKey {
     ///
     /// - Throws: `VaultEnvelopeError` `.weakParameters` if an entry's costs are below the floor (or above the
     ///   ceiling), `.noMatchingKey` if the envelope has no passphrase entry or the passphrase is wrong.
-    public static func unlock(passphrase: String, in envelope: VaultEnvelope) throws(VaultEnvelopeError) -> PassphraseKEK {
+    public static func unlock(passphrase: String, in envelope: VaultEnvelope,
+                              argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn) throws(VaultEnvelopeError) -> PassphraseKEK {
         for entry in envelope.entries {
             guard case .a256kw(.passphrase(let salt, let costs)) = entry.scheme else { continue }
-            let candidate = try PassphraseKEK(passphrase: passphrase, salt: salt, costs: costs)
+            let candidate = try PassphraseKEK(passphrase: passphrase, salt: salt, costs: costs, argon2id: argon2id)
             if candidate.kekID == entry.kekID { return candidate }
         }
         throw VaultEnvelopeError(.noMatchingKey, "no passphrase entry matches this passphrase")

@@ -61,7 +61,7 @@ public enum PublicJWK: Sendable, Equatable {
 
     /// The RFC 7638 SHA-256 thumbprint, base64url: the `kek_id` of a public-key KEK.
     public var thumbprint: String {
-        Base64URL.encode(SHA256.hash(data: JSONSerializer.data(of: jsonValue)))
+        Base64URL.encode(Data(SHA256.hash(data: JSONSerializer.data(of: jsonValue))))
     }
 
     /// The P-256 key this JWK describes.

@@ -37,8 +37,8 @@ public struct RSAKEK: KeyEncryptionKey {
             var plaintext: Data
             do {
                 plaintext = try privateKey.decrypt(entry.encryptedKey)
-            } catch let error as CryptoError {
-                throw VaultEnvelopeError.unwrapping(error, "RSA-OAEP-256")
+            } catch {
+                throw VaultEnvelopeError.unwrapping(CryptoError(classifying: error), "RSA-OAEP-256")
             }
             defer { plaintext.resetBytes(in: plaintext.startIndex..<plaintext.endIndex) }
             return try WrapPrimitives.checkedDEK(SymmetricKey(data: plaintext))

@@ -30,7 +30,7 @@ public struct SelfECDHKEK: KeyEncryptionKey {
     /// - Throws: `VaultEnvelopeError` `.cryptoFailure` if a primitive fails.
     public func wrap(_ dek: SymmetricKey) async throws -> WrappedKey {
         let box = try WrapPrimitives.gcmWrap(dek, with: try wrappingKey())
-        return WrappedKey(kekID: kekID, encryptedKey: box.combined, scheme: .selfECDH, label: nil, created: nil)
+        return WrappedKey(kekID: kekID, encryptedKey: try WrapPrimitives.combined(box), scheme: .selfECDH, label: nil, created: nil)
     }
 
     /// Unwraps a `WV-ECDH-SELF+A256GCMKW` entry or a seed-form entry written by the seed's iOS code.

@@ -189,8 +189,8 @@ public struct VaultSealer: Sendable {
         do {
             sealedBox = try AES.GCM.seal(
                 plaintext, using: dek, authenticating: try HeaderAuthenticator.additionalData(header: .object(headerMembers)))
-        } catch let error as CryptoError {
-            throw VaultEnvelopeError(.cryptoFailure, "vault AES-GCM seal failed: \(error)")
+        } catch {
+            throw VaultEnvelopeError(.cryptoFailure, "vault AES-GCM seal failed: \(CryptoError(classifying: error))")
         }
         let envelope = VaultEnvelope(
             entries: entries, sealedBox: sealedBox, updatedAt: now, hint: hint, counter: counter, dekSeals: dekSeals,

@@ -21,10 +21,8 @@ enum WrapPrimitives {
         let unwrapped: SymmetricKey
         do {
             unwrapped = try AES.KeyWrap.unwrap(wrapped, using: key)
-        } catch let error as CryptoError {
-            throw VaultEnvelopeError.unwrapping(error, "A256KW")
         } catch {
-            throw VaultEnvelopeError(.cryptoFailure, "A256KW unwrap failed")
+            throw VaultEnvelopeError.unwrapping(CryptoError(classifying: error), "A256KW")
         }
         return try checkedDEK(unwrapped)
     }
@@ -47,13 +45,22 @@ enum WrapPrimitives {
         var opened: Data
         do {
             opened = try AES.GCM.open(box, using: key)
-        } catch let error as CryptoError {
-            throw VaultEnvelopeError.unwrapping(error, "AES-GCM key wrap")
         } catch {
-            throw VaultEnvelopeError(.cryptoFailure, "AES-GCM unwrap failed")
+            // The key is 256 bits and the box well formed, so a refusal is the tag's: a wrong key or an altered entry.
+            // (CryptoKit says authenticationFailure; swift-crypto's BoringSSL backend an underlying error code.)
+            throw VaultEnvelopeError(.unwrapFailed, "AES-GCM key wrap: the key does not unwrap this entry")
         }
         defer { opened.resetBytes(in: opened.startIndex..<opened.endIndex) }
         return try checkedDEK(SymmetricKey(data: opened))
+    }
+
+    /// The seed's `IV ‖ ciphertext ‖ tag` layout of a box sealed here.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.cryptoFailure` for a box without a 12-byte nonce (CryptoKit's `combined` is
+    ///   nil then; every box sealed here has one).
+    static func combined(_ box: AES.GCM.SealedBox) throws(VaultEnvelopeError) -> Data {
+        guard let combined = box.combined else { throw VaultEnvelopeError(.cryptoFailure, "an AES-GCM box without a 12-byte nonce") }
+        return combined
     }
 
     /// Splits the seed's `IV ‖ ciphertext ‖ tag` layout.

@@ -188,7 +188,8 @@ public struct LocalVaultStore: Sendable {
         do {
             let sealed = try AES.GCM.seal(JSONSerializer.data(of: document.json), using: try atRestKey(),
                                           authenticating: Data(name.utf8))
-            try write(sealed.combined, to: name)
+            guard let combined = sealed.combined else { throw SyncError(.localStorage, "cannot seal \(name)") }
+            try write(combined, to: name)
         } catch let error as SyncError {
             throw error
         } catch {

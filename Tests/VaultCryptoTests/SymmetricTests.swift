@@ -13,9 +13,10 @@ import Testing
         #expect(box.ciphertext.count == message.count && box.tag.count == 16)
         #expect(box.ciphertext != message)
         #expect(try AES.GCM.open(box, using: key, authenticating: aad) == message)
-        let reassembled = try AES.GCM.SealedBox(combined: box.combined)
+        let combined = try #require(box.combined)
+        let reassembled = try AES.GCM.SealedBox(combined: combined)
         #expect(try AES.GCM.open(reassembled, using: key, authenticating: aad) == message)
-        #expect(box.combined.count == 12 + message.count + 16)
+        #expect(combined.count == 12 + message.count + 16)
     }
 
     @Test func freshNoncePerSeal() throws {

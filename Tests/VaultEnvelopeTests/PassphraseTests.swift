@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultCrypto
 @testable import VaultEnvelope
 
 @Suite struct PassphraseTests {
@@ -42,5 +43,37 @@ import VaultCore
         #expect(Argon2idCosts.default.isWithinReaderLimits)
         #expect(Argon2idCosts.default.memoryKiB >= Argon2idCosts.floor.memoryKiB)
         #expect(Argon2idCosts.floor.memoryKiB >= 19 * 1024 && Argon2idCosts.floor.iterations >= 2)
+    }
+}
+
+@Suite struct PassphraseWithoutArgon2idTests {
+    /// An Apple app that supplies no Argon2id: a passphrase entry fails with a named error, every other key still works.
+    @Test func aPassphraseWithoutAnArgon2idImplementationIsAClearError() async throws {
+        #expect { try PassphraseKEK(passphrase: "correct horse battery", argon2id: nil) } throws: {
+            VaultEnvelopeError.Code.unsupportedAlgorithm.matches($0)
+        }
+        let code = RecoveryCode.generate()
+        let (sealer, opener) = TestSupport.pair()
+        let key = try RecoveryCodeKEK(code: code)
+        let blob = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "code")]).blob
+        let envelope = try VaultEnvelope(parsing: blob)
+        #expect { try PassphraseKEK.unlock(passphrase: "x", in: envelope, argon2id: nil) } throws: {
+            VaultEnvelopeError.Code.noMatchingKey.matches($0)
+        }
+        #expect(try await opener.open(blob, vaultID: "v", keys: [key]).plaintext == TestSupport.plaintext)
+    }
+
+    /// The app's implementation is what derives: one that is not Argon2id gives another key, so nothing opens.
+    @Test func theSuppliedImplementationIsTheOneUsed() throws {
+        struct Counting: Argon2idDeriving {
+            func deriveKey(password: Data, salt: Data, iterations: Int, memoryKiB: Int, parallelism: Int, outputByteCount: Int) throws
+                -> SymmetricKey
+            {
+                SymmetricKey(data: Data(repeating: 7, count: outputByteCount))
+            }
+        }
+        let real = try PassphraseKEK(passphrase: "correct horse battery")
+        let fake = try PassphraseKEK(passphrase: "correct horse battery", argon2id: Counting())
+        #expect(real.kekID != fake.kekID)
     }
 }

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension AES {
@@ -53,3 +55,4 @@ extension AES {
         }
     }
 }
+#endif

@@ -1,11 +1,10 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension AES.GCM {
     /// A 96-bit AES-GCM nonce.
     public struct Nonce: Sendable, Hashable, ContiguousBytes {
-        /// The standard nonce length in bytes.
-        public static let byteCount = 12
-
         let bytes: Data
 
         /// Generates a random nonce.
@@ -41,3 +40,4 @@ extension AES.GCM {
         }
     }
 }
+#endif

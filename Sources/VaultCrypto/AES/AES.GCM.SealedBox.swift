@@ -1,11 +1,10 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension AES.GCM {
     /// The output of sealing: nonce, ciphertext and authentication tag.
     public struct SealedBox: Sendable, Hashable {
-        /// The tag length in bytes.
-        public static let tagByteCount = 16
-
         /// The nonce used to seal.
         public let nonce: Nonce
         /// The encrypted message, as long as the plaintext.
@@ -45,7 +44,9 @@ extension AES.GCM {
             )
         }
 
-        /// `nonce || ciphertext || tag`.
-        public var combined: Data { nonce.bytes + ciphertext + tag }
+        /// `nonce || ciphertext || tag`; optional as in CryptoKit, where it is nil for a nonce other than 12 bytes
+        /// (never here).
+        public var combined: Data? { nonce.bytes + ciphertext + tag }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -175,3 +177,4 @@ final class CipherContext {
         return Data(bytesNoCopy: base, count: written, deallocator: .custom { memory, _ in memory.deallocate() })
     }
 }
+#endif

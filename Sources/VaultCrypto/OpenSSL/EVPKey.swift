@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import CVaultCryptoShims
 import Foundation
@@ -129,3 +131,4 @@ final class EVPKey: @unchecked Sendable {
         try context.check(part)
     }
 }
+#endif

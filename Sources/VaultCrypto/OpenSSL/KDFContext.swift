@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -31,3 +33,4 @@ final class KDFContext {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -46,3 +48,4 @@ final class KeyDecoder {
         return EVPKey(taking: key)
     }
 }
+#endif

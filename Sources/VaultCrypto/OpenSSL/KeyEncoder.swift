@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import CVaultCryptoShims
 import Foundation
@@ -35,3 +37,4 @@ final class KeyEncoder {
         return Data(bytes: bytes, count: length)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -87,3 +89,4 @@ enum LibCrypto {
         return CRYPTO_memcmp(left, right, lhs.count) == 0
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -62,3 +64,4 @@ final class MACContext {
         return code
     }
 }
+#endif

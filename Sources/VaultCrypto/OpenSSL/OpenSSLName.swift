@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 
 /// A NUL-terminated name with static storage, for libcrypto calls that keep the pointer instead of copying.
@@ -36,3 +38,4 @@ struct OpenSSLName: Sendable, ExpressibleByStringLiteral {
     static let macDigest = OpenSSLName("digest", matching: OSSL_MAC_PARAM_DIGEST)
     static let oaepLabel = OpenSSLName("oaep-label", matching: OSSL_ASYM_CIPHER_PARAM_OAEP_LABEL)
 }
+#endif

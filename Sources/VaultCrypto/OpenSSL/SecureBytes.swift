@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -48,3 +50,4 @@ final class SecureBytes: @unchecked Sendable {
         try body(UnsafeRawBufferPointer(buffer))
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension P256.KeyAgreement {
@@ -52,3 +54,4 @@ extension P256.KeyAgreement {
         }
     }
 }
+#endif

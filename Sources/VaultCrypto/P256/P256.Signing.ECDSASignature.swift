@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension P256.Signing {
@@ -33,3 +35,4 @@ extension P256.Signing {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension P256.Signing {
@@ -54,3 +56,4 @@ extension P256.Signing {
         }
     }
 }
+#endif

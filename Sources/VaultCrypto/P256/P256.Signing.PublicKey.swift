@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension P256.Signing {
@@ -55,3 +57,4 @@ extension P256.Signing {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -70,3 +72,4 @@ struct P256PrivateKeyImpl: Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -64,3 +66,4 @@ struct P256PublicKeyImpl: Sendable {
         LibCrypto.mustSucceed { try key.encode(.publicKey, format: .der) }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 
 extension RSA {
@@ -27,3 +29,4 @@ extension RSA {
         }
     }
 }
+#endif

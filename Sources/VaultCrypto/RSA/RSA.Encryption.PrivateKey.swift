@@ -48,7 +48,7 @@ extension RSA.Encryption {
 
         /// Decrypts with an OAEP label, which JOSE never sets; the conformance vectors do.
         func decrypt(_ ciphertext: some DataProtocol, label: some DataProtocol) throws -> Data {
-            try PKeyContext(key: impl.key).decrypt(ciphertext) { try RSA.Encryption.configureOAEP($0, label: label) }
+            try impl.decrypt(ciphertext, label: label)
         }
     }
 }

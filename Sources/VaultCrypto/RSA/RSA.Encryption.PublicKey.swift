@@ -51,7 +51,7 @@ extension RSA.Encryption {
 
         /// Encrypts with an OAEP label, which JOSE never sets; the conformance vectors do.
         func encrypt(_ message: some DataProtocol, label: some DataProtocol) throws -> Data {
-            try PKeyContext(key: impl.key).encrypt(message) { try RSA.Encryption.configureOAEP($0, label: label) }
+            try impl.encrypt(message, label: label)
         }
     }
 }

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import Foundation
 
 extension RSA.Signing {
@@ -48,3 +50,4 @@ extension RSA.Signing {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -44,3 +46,4 @@ struct RSAPrivateKeyImpl: Sendable {
         LibCrypto.mustSucceed { try key.encode(.privateKey, format: .der) }
     }
 }
+#endif

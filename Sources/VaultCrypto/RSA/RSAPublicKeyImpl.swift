@@ -1,3 +1,5 @@
+// OpenSSL backend: where CryptoKit exists, VaultCrypto re-exports it instead (CryptoKitBackend.swift).
+#if !canImport(CryptoKit)
 import CLibCrypto
 import Foundation
 
@@ -59,3 +61,4 @@ struct RSAPublicKeyImpl: Sendable {
         LibCrypto.mustSucceed { try key.encode(.publicKey, format: .der) }
     }
 }
+#endif
