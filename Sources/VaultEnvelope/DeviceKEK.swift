@@ -46,6 +46,14 @@ public struct DeviceKEK: KeyEncryptionKey {
     /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for another scheme or an entry for another key, `.malformed`
     ///   if `epk` is not a point on P-256.
     public func unwrap(_ entry: WrappedKey) async throws -> SymmetricKey {
+        try Self.unwrap(entry, with: privateKey)
+    }
+
+    /// Unwraps an `ECDH-ES+A256KW` entry with any P-256 key-agreement key (a software or a Secure Enclave key).
+    ///
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for another scheme or an entry for another key, `.malformed`
+    ///   if `epk` is not a point on P-256, and what the key throws as a `VaultEnvelopeError` (`.invalidated`).
+    public static func unwrap(_ entry: WrappedKey, with privateKey: any P256KeyAgreementKey) throws -> SymmetricKey {
         guard case .ecdhESA256KW(let ephemeral, _) = entry.scheme else {
             throw WrapPrimitives.schemeMismatch(entry, expected: .ecdhESA256KW)
         }

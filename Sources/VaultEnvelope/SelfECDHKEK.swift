@@ -2,14 +2,14 @@ import Foundation
 import VaultCore
 import VaultCrypto
 
-/// The seed's iOS key-encryption key (`WV-ECDH-SELF+A256GCMKW`), with a software P-256 key on this platform.
+/// The seed's iOS key-encryption key (`WV-ECDH-SELF+A256GCMKW`): a software P-256 key, or a Secure Enclave one.
 ///
 /// The wrapping key is HKDF-SHA256 (empty salt, info `vault-kek-v1`, 32 bytes) of the key's ECDH with its own
 /// public key; the DEK is sealed with AES-256-GCM and stored as IV ‖ ciphertext ‖ tag. On iOS the private key lives
 /// in the Secure Enclave behind biometrics, so every wrap needs its holder.
 public struct SelfECDHKEK: KeyEncryptionKey {
     /// The private key (a Secure Enclave key on iOS).
-    public let privateKey: P256.KeyAgreement.PrivateKey
+    public let privateKey: any P256KeyAgreementKey
     /// As the seed writes it: `base64url(X ‖ Y)` of the public key, 86 characters.
     public let kekID: String
     /// Always `WV-ECDH-SELF+A256GCMKW`.
@@ -20,7 +20,7 @@ public struct SelfECDHKEK: KeyEncryptionKey {
     private static let info = Data("vault-kek-v1".utf8)
 
     /// Uses an existing private key.
-    public init(privateKey: P256.KeyAgreement.PrivateKey) {
+    public init(privateKey: any P256KeyAgreementKey) {
         self.privateKey = privateKey
         kekID = Base64URL.encode(privateKey.publicKey.rawRepresentation)
     }
@@ -47,9 +47,15 @@ public struct SelfECDHKEK: KeyEncryptionKey {
     }
 
     private func wrappingKey() throws(VaultEnvelopeError) -> SymmetricKey {
+        let secret: SharedSecret
+        do { secret = try privateKey.sharedSecretFromKeyAgreement(with: privateKey.publicKey) } catch let error as VaultEnvelopeError {
+            // A platform key reports invalidation (biometry changed, key gone) as a VaultEnvelopeError of its own.
+            throw error
+        } catch {
+            throw VaultEnvelopeError(.cryptoFailure, "self-ECDH key agreement failed: \(error)")
+        }
         do {
-            return try privateKey.sharedSecretFromKeyAgreement(with: privateKey.publicKey)
-                .hkdfDerivedSymmetricKey(using: SHA256.self, salt: Data(), sharedInfo: Self.info, outputByteCount: 32)
+            return try secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Data(), sharedInfo: Self.info, outputByteCount: 32)
         } catch {
             throw VaultEnvelopeError(.cryptoFailure, "self-ECDH key derivation failed: \(error)")
         }

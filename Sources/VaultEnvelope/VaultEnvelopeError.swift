@@ -25,6 +25,8 @@ public enum VaultEnvelopeErrorCode: String, Sendable {
     case unwrapFailed
     /// The platform destroyed the key (enrollment change, key file removed); re-enroll from another entry.
     case invalidated
+    /// The key's holder declined to unlock it (a cancelled biometric prompt); nothing changed, try again later.
+    case userCanceled
     /// A key file is missing, unreadable, or readable by other users.
     case keyStorage
     /// `wrappedDeks` differs from what the writer authenticated: a recipient added, dropped, swapped or edited.

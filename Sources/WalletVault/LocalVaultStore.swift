@@ -39,12 +39,19 @@ public struct LocalVaultStore: Sendable {
 
     /// The directory holding the files.
     public let directory: URL
+    /// Where the key sealing the document copies lives.
+    private let atRestKeys: any AtRestKeyStore
 
-    /// Opens (creating if needed) a device directory.
+    /// Opens (creating if needed) a device directory; the at-rest key is a 0600 file in it unless `atRestKeys`
+    /// keeps it elsewhere (the Keychain on Apple platforms: `KeychainAtRestKeyStore`).
     ///
+    /// On iOS the files get `FileProtectionType.completeUntilFirstUserAuthentication`, not `.complete`: a
+    /// background sync runs while the phone is locked, and `.complete` files cannot be read then. Their contents are
+    /// sealed under the at-rest key either way, and opening the vault still needs the device key's holder.
     /// - Throws: `SyncError` `.localStorage` when the directory cannot be created.
-    public init(directory: URL) throws(SyncError) {
+    public init(directory: URL, atRestKeys: (any AtRestKeyStore)? = nil) throws(SyncError) {
         self.directory = directory
+        self.atRestKeys = atRestKeys ?? FileAtRestKeyStore(file: directory.appendingPathComponent("at-rest.key"))
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -80,6 +87,13 @@ public struct LocalVaultStore: Sendable {
     /// The `kek_id` of this device's key, readable even after the key itself died.
     public func deviceKeyID() -> String? {
         (try? Data(contentsOf: url("device-kek-id"))).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Records the `kek_id` of a device key kept elsewhere (a platform key store), readable after that key died.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when it cannot be written.
+    public func rememberDeviceKeyID(_ kekID: String) throws(SyncError) {
+        try write(Data(kekID.utf8), to: "device-kek-id")
     }
 
     /// This device's key, created on first use.
@@ -157,21 +171,7 @@ public struct LocalVaultStore: Sendable {
         try save(SyncRecord(syncedVersion: nil, hasLocalEdits: false, nextAttemptAt: nil, erasedAt: time.millisecondsSinceEpoch))
     }
 
-    /// The key the document copies are sealed under, created once; never replaced, which would orphan them.
-    private func atRestKey() throws(SyncError) -> SymmetricKey {
-        let file = url("at-rest.key")
-        if let bytes = try? Data(contentsOf: file) {
-            guard bytes.count == 32 else { throw SyncError(.localStorage, "at-rest.key is damaged; the local copies cannot be read") }
-            return SymmetricKey(data: bytes)
-        }
-        let key = SymmetricKey(size: .bits256)
-        do throws(VaultEnvelopeError) { try OwnerOnlyFile.create(file, bytes: key.withUnsafeBytes { Data($0) }) } catch {
-            // Another writer created it first (O_EXCL): use theirs.
-            guard let bytes = try? Data(contentsOf: file), bytes.count == 32 else { throw SyncError(.localStorage, "cannot write at-rest.key") }
-            return SymmetricKey(data: bytes)
-        }
-        return key
-    }
+    private func atRestKey() throws(SyncError) -> SymmetricKey { try atRestKeys.atRestKey() }
 
     private func readDocument(_ name: String) throws(SyncError) -> VaultDocument? {
         guard let sealed = try? Data(contentsOf: url(name)) else { return nil }
@@ -202,5 +202,18 @@ public struct LocalVaultStore: Sendable {
         do throws(VaultEnvelopeError) { try OwnerOnlyFile.replace(url(name), with: data) } catch {
             throw SyncError(.localStorage, "cannot write \(name)")
         }
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        try? FileManager.default.setAttributes([.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication],
+                                               ofItemAtPath: url(name).path)
+        #endif
     }
+}
+
+extension LocalVaultStore: DeviceKeyStore {
+    /// The software key in `device-key.pem`.
+    public func currentDeviceKey() throws(SyncError) -> (any DeviceKey)? { try deviceKey() }
+    /// A fresh software key in `device-key.pem`.
+    public func newDeviceKey() throws(SyncError) -> any DeviceKey { try createDeviceKey() }
+    /// The `kek_id` in `device-kek-id`.
+    public func lastDeviceKeyID() -> String? { deviceKeyID() }
 }

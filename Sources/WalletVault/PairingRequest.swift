@@ -17,8 +17,8 @@ public struct PairingRequest: Sendable {
     public let label: String
 
     /// Creates the request a device with `device` as its key shows.
-    public init(device: DeviceKEK, label: String) {
-        publicKey = device.privateKey.publicKey
+    public init(device: any DeviceKey, label: String) {
+        publicKey = device.pairingPublicKey
         self.label = label
     }
 

@@ -11,6 +11,9 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case removedFromVault
         /// The platform destroyed this device's key: recover with a code, a passphrase or pairing.
         case keyInvalidated
+        /// The holder declined to unlock this device's key (a cancelled Face ID prompt): nothing changed, ask again
+        /// later; not a reason to recover.
+        case authenticationCanceled
         /// The server served an older blob than this device has seen.
         case rollbackDetected
         /// The blob was altered (recipients, metadata or ciphertext); `reason` names what.

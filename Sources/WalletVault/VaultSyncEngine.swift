@@ -27,6 +27,7 @@ public actor VaultSyncEngine {
     static let maxRounds = 5
 
     private let store: LocalVaultStore
+    private let keys: any DeviceKeyStore
     private let backup: BackupClient
     private let counters: FileCounterStore
     private let sealer: VaultSealer
@@ -47,13 +48,15 @@ public actor VaultSyncEngine {
         let generation: UInt64
     }
 
-    /// Creates an engine for the profile in `store`.
+    /// Creates an engine for the profile in `store`, with this device's key in `deviceKeys` (the store's own key
+    /// file when nil; on Apple platforms, a `PlatformDeviceKeyStore`).
     ///
     /// - Throws: `SyncError` `.localStorage` when the profile's counter file is unreadable.
-    public init(store: LocalVaultStore, backup: BackupClient, deviceLabel: String, maxBlobBytes: Int = 1_048_576,
-                policy: SyncPlanner.Policy = .threeWayMerge, conflictHandler: ConflictHandler? = nil,
+    public init(store: LocalVaultStore, deviceKeys: (any DeviceKeyStore)? = nil, backup: BackupClient, deviceLabel: String,
+                maxBlobBytes: Int = 1_048_576, policy: SyncPlanner.Policy = .threeWayMerge, conflictHandler: ConflictHandler? = nil,
                 clock: any WalletClock = SystemWalletClock()) throws(SyncError) {
         self.store = store
+        keys = deviceKeys ?? store
         self.backup = backup
         counters = try store.counterStore()
         sealer = VaultSealer(counterStore: counters, hint: deviceLabel, maxBlobBytes: maxBlobBytes, clock: { clock.now() })
@@ -108,7 +111,7 @@ public actor VaultSyncEngine {
     /// - Throws: `SyncError` `.server` with `.conflict` when a vault already exists (pair or recover instead).
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
-            let device = try store.deviceKeyCreatingIfNeeded()
+            let device = try keys.deviceKeyCreatingIfNeeded()
             let working = try readWorking()
             let document = working.document ?? VaultDocument()
             let recipients = [VaultSealer.Recipient(device, label: deviceLabel)]
@@ -131,6 +134,9 @@ public actor VaultSyncEngine {
 
     /// `sync` for an operation that already runs exclusively.
     private func syncNow() async throws(SyncError) -> SyncReport {
+        // A dead key is otherwise noticed only when a new version must be opened: a device whose copy is current
+        // would report "up to date" while it can neither save nor read anything newer. Reading it prompts no one.
+        _ = try keys.currentDeviceKey()
         do throws(SyncError) {
             for _ in 0..<Self.maxRounds {
                 if let report = try await syncRound() { return report }
@@ -217,10 +223,14 @@ public actor VaultSyncEngine {
         try store.saveWorkingCopy(document)
         try store.save(LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
         // Seed §5: the first restore on a device enrolls that device's own key, then saves.
-        let device = try store.deviceKeyCreatingIfNeeded()
+        let device = try keys.deviceKeyCreatingIfNeeded()
         guard !opened.state.entries.contains(where: { $0.kekID == device.kekID }) else { return .restored(version: version) }
         let restored = WorkingRead(document: document, generation: editGeneration)
-        let enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: opened.state) }
+        var enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: opened.state) }
+        if device.pairingKekID != device.kekID, enrolled.entries.contains(where: { $0.kekID == device.pairingKekID }) {
+            // The pairing entry was this same key's public half; its own entry replaces it (no rotation: no one lost access).
+            enrolled = try envelopeCall { [enrolled] in try sealer.revoke(kekID: device.pairingKekID, in: enrolled) }
+        }
         let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }
         return .restored(version: try await upload(sealed, document: document, basedOn: restored, precondition: .ifMatch(syncID: version)))
     }
@@ -335,7 +345,7 @@ public actor VaultSyncEngine {
     ///
     /// - Throws: `SyncError` `.localStorage` when the device key cannot be created.
     public func pairingRequest() throws(SyncError) -> PairingRequest {
-        PairingRequest(device: try store.deviceKeyCreatingIfNeeded(), label: deviceLabel)
+        PairingRequest(device: try keys.deviceKeyCreatingIfNeeded(), label: deviceLabel)
     }
 
     /// The approving half: wraps the DEK for the requesting device and saves, right after a fresh load.
@@ -357,8 +367,8 @@ public actor VaultSyncEngine {
     /// app on conflicts, as `sync` does) and saved with the new key.
     public func recover(with recoveryKey: any KeyEncryptionKey) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
-            let deadKeyID = store.deviceKeyID()
-            let device = try store.createDeviceKey()
+            let deadKeyID = keys.lastDeviceKeyID()
+            let device = try keys.newDeviceKey()
             let (remote, snapshot) = try await loadRemote(after: nil)
             guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
             let opened = try await open(snapshot.blob, keys: [recoveryKey])
@@ -398,7 +408,7 @@ public actor VaultSyncEngine {
             do throws(VaultEnvelopeError) { remaining = try sealer.revoke(kekID: kekID, in: state) } catch {
                 throw SyncError(.invalidInput, error.reason)
             }
-            let device = try store.deviceKeyCreatingIfNeeded()
+            let device = try keys.deviceKeyCreatingIfNeeded()
             let sealed = try await envelopeCall {
                 try await sealer.rotateDEK(encode(document), over: remaining, keys: [device] + additionalKeys)
             }
@@ -414,7 +424,7 @@ public actor VaultSyncEngine {
         guard let blob = store.syncedBlob() else { throw SyncError(.noVault, "sync first") }
         let envelope: VaultEnvelope
         do { envelope = try VaultEnvelope(parsing: blob) } catch { throw SyncError(.tampered, error.reason) }
-        let ownID = try? store.deviceKey()?.kekID
+        let own = (try? keys.currentDeviceKey()).flatMap { $0 }.map { [$0.kekID, $0.pairingKekID] } ?? []
         return envelope.entries.map { entry in
             let isRecovery: Bool
             switch entry.scheme {
@@ -422,7 +432,7 @@ public actor VaultSyncEngine {
             default: isRecovery = false
             }
             return DeviceEntry(kekID: entry.kekID, label: entry.label ?? "", algorithm: entry.algorithm?.rawValue ?? "seed",
-                               created: entry.created, isThisDevice: entry.kekID == ownID, isRecoveryPath: isRecovery)
+                               created: entry.created, isThisDevice: own.contains(entry.kekID), isRecoveryPath: isRecovery)
         }
     }
 
@@ -478,22 +488,22 @@ public actor VaultSyncEngine {
     }
 
     private func open(_ blob: Data, extraKeys: [any KeyEncryptionKey] = []) async throws(SyncError) -> VaultOpener.OpenedVault {
-        guard let device = try store.deviceKey() else {
+        guard let device = try keys.currentDeviceKey() else {
             guard !extraKeys.isEmpty else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
             return try await open(blob, keys: extraKeys)
         }
         do {
-            return try await open(blob, keys: [device] + extraKeys)
+            return try await open(blob, keys: device.unwrappingKeys + extraKeys)
         } catch where error.code == .noAccess {
-            throw removal(of: device.kekID, in: blob) ?? error
+            throw removal(of: [device.kekID, device.pairingKekID], in: blob) ?? error
         }
     }
 
-    /// `.removedFromVault` when the last synced blob had an entry for `kekID` and `blob`, a later one, has none.
-    private func removal(of kekID: String, in blob: Data) -> SyncError? {
+    /// `.removedFromVault` when the last synced blob had an entry for one of `kekIDs` and `blob`, a later one, has none.
+    private func removal(of kekIDs: [String], in blob: Data) -> SyncError? {
         guard let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }),
-            synced.entries.contains(where: { $0.kekID == kekID }),
-            let current = try? VaultEnvelope(parsing: blob), !current.entries.contains(where: { $0.kekID == kekID })
+            synced.entries.contains(where: { kekIDs.contains($0.kekID) }),
+            let current = try? VaultEnvelope(parsing: blob), !current.entries.contains(where: { kekIDs.contains($0.kekID) })
         else { return nil }
         // The writer's label and time are not authenticated for a reader without the key; shown as the blob says.
         let writer = current.hint.map { " by \"\($0)\"" } ?? ""
@@ -501,8 +511,8 @@ public actor VaultSyncEngine {
     }
 
     private func openPast(_ blob: Data) async throws(SyncError) -> VaultOpener.OpenedVault {
-        guard let device = try store.deviceKey() else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
-        return try await envelopeCall { try await opener.openPastVersion(blob, vaultID: Self.vaultID, keys: [device]) }
+        guard let device = try keys.currentDeviceKey() else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
+        return try await envelopeCall { try await opener.openPastVersion(blob, vaultID: Self.vaultID, keys: device.unwrappingKeys) }
     }
 
     private func open(_ blob: Data, keys: [any KeyEncryptionKey]) async throws(SyncError) -> VaultOpener.OpenedVault {
@@ -563,6 +573,7 @@ public actor VaultSyncEngine {
                 throw SyncError(.tampered, error.reason)
             case .noMatchingKey, .unwrapFailed: throw SyncError(.noAccess, error.reason)
             case .invalidated: throw SyncError(.keyInvalidated, error.reason)
+            case .userCanceled: throw SyncError(.authenticationCanceled, error.reason)
             case .blobTooLarge: throw SyncError(.tooLarge, error.reason)
             default: throw SyncError(.localStorage, error.reason)
             }

@@ -37,6 +37,8 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .removedFromVault:
             return CLIError(.noAccess, "\(error.reason): to use this device again, approve a new `walletvault pair request` "
                 + "from a device in the vault, or `walletvault recover --code`")
+        case .authenticationCanceled:
+            return CLIError(.noAccess, "this device's key was not unlocked (\(error.reason)): run the command again and confirm")
         case .keyInvalidated:
             return CLIError(.noAccess, "this device's key was invalidated (\(error.reason)): run `walletvault recover --code` "
                 + "or `--passphrase`, or pair again")

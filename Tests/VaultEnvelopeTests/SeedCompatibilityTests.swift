@@ -83,7 +83,7 @@ import VaultCrypto
         await #expect { try await TestSupport.pair().1.open(flipped, vaultID: "v", keys: [key]) } throws: {
             VaultEnvelopeError.Code.ciphertextAltered.matches($0)
         }
-        await #expect { try await TestSupport.pair().1.open(blob, vaultID: "v", keys: [SelfECDHKEK(privateKey: .init())]) } throws: {
+        await #expect { try await TestSupport.pair().1.open(blob, vaultID: "v", keys: [SelfECDHKEK(privateKey: P256.KeyAgreement.PrivateKey())]) } throws: {
             VaultEnvelopeError.Code.noMatchingKey.matches($0)
         }
     }

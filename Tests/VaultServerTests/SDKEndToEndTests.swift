@@ -23,20 +23,21 @@ struct SimulatedDevice {
     }
 
     init(server: InProcessServer, user: String, label: String, directory: URL? = nil, gate: RequestGate? = nil,
-         conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
+         conflictHandler: VaultSyncEngine.ConflictHandler? = nil, keychain: (any PlatformKeychain)? = nil) throws {
         try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: server.transport(gate: gate),
-                      conflictHandler: conflictHandler)
+                      conflictHandler: conflictHandler, keychain: keychain)
     }
 
     init(baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
-         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?) throws {
+         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
         tokens = SessionTokenProvider(serverURL: baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
                                       transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
         backup = BackupClient(serverURL: baseURL, tokens: tokens, transport: transport,
                               retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
-        engine = try VaultSyncEngine(store: try LocalVaultStore(directory: self.directory), backup: backup, deviceLabel: label,
-                                     maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+        let store = try LocalVaultStore(directory: self.directory)
+        engine = try VaultSyncEngine(store: store, deviceKeys: keychain.map { PlatformDeviceKeyStore(keychain: $0, profile: store) },
+                                     backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
     }
 
     func set(_ id: String, _ value: String) async throws {
