@@ -55,17 +55,6 @@ final class FakeKeychain: PlatformKeychain {
 /// The seed's iOS key through `PlatformDeviceKeyStore`, and every §7 failure of it, on this platform.
 @Suite("The platform device key: self-ECDH entry, pairing, invalidation, cancellation")
 struct PlatformKeyTests {
-    func expectCode(_ code: SyncError.Code, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected \(code)")
-        } catch let error as SyncError {
-            #expect(error.code == code, "\(error)")
-        } catch {
-            Issue.record("unexpected \(error)")
-        }
-    }
-
     /// A (a Linux-style device) creates the vault with a recovery code; the phone pairs with its platform key.
     func pairedPhone() async throws -> (SimulatedDevice, SimulatedDevice, FakeKeychain, RecoveryCode) {
         let server = try InProcessServer()
@@ -111,7 +100,7 @@ struct PlatformKeyTests {
         try await a.set("licence", "L1")
         _ = try await a.engine.sync()
         keychain.failInUse(with: .invalidated("biometry changed"))
-        await expectCode(.keyInvalidated) { _ = try await phone.engine.sync() }
+        await requireError(.keyInvalidated) { _ = try await phone.engine.sync() }
         #expect(try await phone.values() == ["passport": .string("P1")], "nothing changed locally")
         let dead = try #require(try await phone.engine.devices().first { $0.isThisDevice }?.kekID)
         keychain.failInUse(with: nil)
@@ -125,7 +114,7 @@ struct PlatformKeyTests {
     @Test func restoredOntoAnotherPhoneTheMissingKeyIsInvalidatedNotAbsent() async throws {
         let (_, phone, keychain, code) = try await pairedPhone()
         keychain.dropItem()
-        await expectCode(.keyInvalidated) { _ = try await phone.engine.sync() }
+        await requireError(.keyInvalidated) { _ = try await phone.engine.sync() }
         _ = try await phone.engine.recover(with: try RecoveryCodeKEK(code: code))
         #expect(try await phone.values() == ["passport": .string("P1")])
         _ = try await phone.engine.sync()
@@ -137,7 +126,7 @@ struct PlatformKeyTests {
         _ = try await a.engine.sync()
         let before = await phone.engine.status()
         keychain.failInUse(with: .canceled)
-        await expectCode(.authenticationCanceled) { _ = try await phone.engine.sync() }
+        await requireError(.authenticationCanceled) { _ = try await phone.engine.sync() }
         #expect(await phone.engine.status() == before)
         keychain.failInUse(with: nil)
         guard case .restored = try await phone.engine.sync() else { Issue.record("the next sync should restore"); return }

@@ -75,17 +75,6 @@ struct SDKEndToEndTests {
         return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ").last!) } ?? 0
     }
 
-    func requireError(_ code: SyncError.Code, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected \(code)")
-        } catch let error as SyncError {
-            #expect(error.code == code, "\(error)")
-        } catch {
-            Issue.record("unexpected \(error)")
-        }
-    }
-
     @Test func twoDevicesRestoreMergeAndAskOnlyForRealConflicts() async throws {
         let server = try LiveServer()
         let user = UUID().uuidString
