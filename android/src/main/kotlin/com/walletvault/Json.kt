@@ -134,7 +134,8 @@ object Json {
         JsonToken.VALUE_STRING -> JsonValue.Str(checked(parser.text))
         JsonToken.VALUE_NUMBER_INT -> when (parser.numberType) {
             JsonParser.NumberType.INT, JsonParser.NumberType.LONG -> JsonValue.Integer(parser.longValue)
-            else -> JsonValue.Number(parser.text)
+            // Jackson calls some 19-digit integers big; what fits 64 bits is an integer, as in the Swift reader.
+            else -> parser.text.toLongOrNull()?.let { JsonValue.Integer(it) } ?: JsonValue.Number(parser.text)
         }
         JsonToken.VALUE_NUMBER_FLOAT -> JsonValue.Number(parser.text)
         JsonToken.VALUE_TRUE -> JsonValue.Bool(true)

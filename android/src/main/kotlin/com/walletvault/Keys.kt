@@ -162,7 +162,11 @@ class KeystoreKek(
         } catch (e: GeneralSecurityException) {
             throw VaultException.CryptoFailure("Keystore cipher: ${e.javaClass.simpleName}", e)
         }
-        val authenticated = authenticator(cipher)
+        val authenticated = try {
+            authenticator(cipher)
+        } catch (e: InvalidKeyException) {
+            throw classify(e)
+        }
         return try {
             val output = authenticated.doFinal(input)
             Pair(authenticated.iv ?: throw VaultException.CryptoFailure("the Keystore chose no IV"), output)

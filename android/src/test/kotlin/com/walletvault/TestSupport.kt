@@ -45,3 +45,12 @@ object TestSupport {
 
     fun assertBytes(expected: ByteArray, actual: ByteArray) = assertEquals(hex(expected), hex(actual))
 }
+
+/** A SecretKey the test can destroy: afterwards it has no encoding, and `Cipher.init` throws InvalidKeyException. */
+class InvalidatableKey(private val bytes: ByteArray) : javax.crypto.SecretKey {
+    @Volatile private var gone = false
+    fun invalidate() { gone = true }
+    override fun getAlgorithm() = "AES"
+    override fun getFormat() = "RAW"
+    override fun getEncoded(): ByteArray? = if (gone) null else bytes.copyOf()
+}
