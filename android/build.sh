@@ -32,8 +32,8 @@ case "$mode" in
     # The end-to-end test needs the Swift binaries; it skips itself (and says so) when they are absent
     # unless WALLETVAULT_E2E_REQUIRED=1.
     exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$RUNCP" \
-      --scan-class-path "$OUT/tests.jar" --disable-banner --details=summary --details-theme=ascii \
-      ${JUNIT_ARGS:-}
+      --disable-banner --details=${JUNIT_DETAILS:-summary} --details-theme=ascii \
+      ${JUNIT_ARGS:---scan-class-path "$OUT/tests.jar"}
     ;;
   bench)
     exec java -Xmx512m -cp "$RUNCP" com.walletvault.BenchKt "$@"
