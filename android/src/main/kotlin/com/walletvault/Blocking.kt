@@ -22,3 +22,18 @@ fun <T> runSuspending(block: suspend () -> T): T {
     @Suppress("UNCHECKED_CAST")
     return value as T
 }
+
+/** As [runSuspending], with [context] (for example a [Cancellation]) as the coroutine's context. */
+fun <T> runSuspending(context: kotlin.coroutines.CoroutineContext, block: suspend () -> T): T {
+    val latch = CountDownLatch(1)
+    var value: Any? = null
+    var failure: Throwable? = null
+    block.startCoroutine(Continuation(context) { result ->
+        result.fold({ value = it }, { failure = it })
+        latch.countDown()
+    })
+    latch.await()
+    failure?.let { throw it }
+    @Suppress("UNCHECKED_CAST")
+    return value as T
+}
