@@ -15,14 +15,14 @@ mkdir -p "$OUT"
 newer() { [ ! -f "$1" ] || [ -n "$(find "$2" -newer "$1" -name '*.kt' | head -n 1)" ]; }
 
 if newer "$OUT/walletvault.jar" src/main/kotlin; then
-  echo "kotlinc: main"
+  echo "kotlinc: main" >&2
   kotlinc -jvm-target 1.8 -nowarn -module-name walletvault -cp "$LIBS" -d "$OUT/main" src/main/kotlin && jar cf "$OUT/walletvault.jar" -C "$OUT/main" .
 fi
 [ "$mode" = compile ] && exit 0
 
 TESTCP="$OUT/main:$LIBS:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar"
 if newer "$OUT/tests.jar" src/test/kotlin || [ "$OUT/walletvault.jar" -nt "$OUT/tests.jar" ]; then
-  echo "kotlinc: tests"
+  echo "kotlinc: tests" >&2
   kotlinc -jvm-target 1.8 -nowarn -cp "$TESTCP" -d "$OUT/tests.jar" src/test/kotlin
 fi
 RUNCP="$OUT/tests.jar:$OUT/walletvault.jar:$LIBS:$STDLIB:src/test/resources"

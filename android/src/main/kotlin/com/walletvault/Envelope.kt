@@ -264,12 +264,18 @@ class VaultEnvelope internal constructor(
          * Parses a blob: strict JSON (`invalidJSON`), the seed's shape (`invalidShape`), then the extended form's
          * rules when `counter` is present (`malformed`, `unsupportedAlgorithm`).
          */
-        fun parse(blob: ByteArray): VaultEnvelope {
-            val json = try {
+        fun parse(blob: ByteArray): VaultEnvelope = parse(blob, cutCipher = true)
+
+        /** [cutCipher] false always parses the whole text (to check §8.1 reads the same). */
+        fun parse(blob: ByteArray, cutCipher: Boolean): VaultEnvelope {
+            // §8.1: a last `cipher` is taken without scanning it when that provably reads the same; else the whole text.
+            val cut = if (cutCipher) cutTrailingCipher(blob) else null
+            val json = cut?.first ?: try {
                 Json.parse(blob)
             } catch (e: JsonParseError) {
                 throw VaultException.InvalidJson(e.message ?: "not JSON")
             }
+            val cutCipher = cut?.second
             val top = json as? JsonValue.Obj ?: throw VaultException.InvalidShape("top level must be an object, not ${json.typeName}")
             // §3.1: the seed's shape.
             val v = top["v"] ?: throw VaultException.InvalidShape("v is missing")
@@ -286,7 +292,7 @@ class VaultEnvelope internal constructor(
                 val dekCipher = shapeBytes(entry, "dek_cipher", "$path.dek_cipher")
                 WrappedKey(kekId, dekCipher, Scheme.Seed)
             }
-            val ciphertext = shapeBytes(top, "cipher", "cipher")
+            val ciphertext = cutCipher ?: shapeBytes(top, "cipher", "cipher")
             val iv = shapeBytes(top, "iv", "iv")
             if (iv.size != 12) throw VaultException.InvalidShape("iv must decode to exactly 12 bytes, not ${iv.size}")
             val tag = shapeBytes(top, "tag", "tag")
@@ -314,6 +320,44 @@ class VaultEnvelope internal constructor(
             val macs = reader.bytes("macs")
             if (macs.size != HeaderAuthenticator.MACS_BYTES) throw VaultException.Malformed("macs must be ${HeaderAuthenticator.MACS_BYTES} bytes")
             return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header)
+        }
+
+        private val CIPHER_NEEDLE = Crypto.utf8("\"cipher\":\"")
+
+        private fun isWhitespace(b: Byte) = b == 0x20.toByte() || b == 0x09.toByte() || b == 0x0A.toByte() || b == 0x0D.toByte()
+
+        /**
+         * FORMAT.md §8.1: the text with the letters of a last `cipher` string cut out, parsed, and those letters
+         * decoded; null whenever any step fails (the caller then parses the whole text).
+         */
+        fun cutTrailingCipher(blob: ByteArray): Pair<JsonValue.Obj, ByteArray>? {
+            var end = blob.size
+            while (end > 0 && isWhitespace(blob[end - 1])) end--
+            val brace = end - 1
+            if (brace <= 0 || blob[brace] != '}'.toString().toByteArray()[0]) return null
+            var quoteEnd = brace
+            while (quoteEnd > 0 && isWhitespace(blob[quoteEnd - 1])) quoteEnd--
+            val closing = quoteEnd - 1
+            if (closing <= 0 || blob[closing] != 0x22.toByte()) return null
+            // The first occurrence of "cipher":" before the closing quote; o is its last byte, the opening quote.
+            var found = -1
+            var i = 0
+            outer@ while (i + CIPHER_NEEDLE.size <= closing) {
+                for (j in CIPHER_NEEDLE.indices) if (blob[i + j] != CIPHER_NEEDLE[j]) { i++; continue@outer }
+                found = i
+                break
+            }
+            if (found < 0) return null
+            val opening = found + CIPHER_NEEDLE.size - 1
+            val decoded = Base64Url.decode(blob, opening + 1, closing) ?: return null
+            val rest = ByteArray(opening + 1 + (blob.size - closing))
+            System.arraycopy(blob, 0, rest, 0, opening + 1)
+            System.arraycopy(blob, closing, rest, opening + 1, blob.size - closing)
+            val parsed = try { Json.parse(rest) } catch (e: JsonParseError) { return null }
+            val obj = parsed as? JsonValue.Obj ?: return null
+            val last = obj.members.lastOrNull() ?: return null
+            if (last.first != "cipher" || last.second != JsonValue.Str("")) return null
+            return Pair(obj, decoded)
         }
 
         private fun shapeBytes(obj: JsonValue.Obj, name: String, path: String): ByteArray {
