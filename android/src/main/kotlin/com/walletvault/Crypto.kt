@@ -39,7 +39,9 @@ object Crypto {
     fun utf8(text: String): ByteArray = text.toByteArray(Charsets.UTF_8)
 
     fun concat(vararg parts: ByteArray): ByteArray {
-        val out = ByteArray(parts.sumBy { it.size })
+        var total = 0
+        for (part in parts) total += part.size
+        val out = ByteArray(total)
         var offset = 0
         for (part in parts) { System.arraycopy(part, 0, out, offset, part.size); offset += part.size }
         return out

@@ -60,7 +60,7 @@ object ThreeWayMerge {
             val chosen: VaultDocument.Item? = when {
                 mine == theirs || theirs == ancestor -> mine
                 mine == ancestor -> theirs
-                mine?.value == theirs?.value -> listOfNotNull(mine, theirs).maxBy { it.modifiedAt }
+                mine?.value == theirs?.value -> if (mine == null) theirs else if (theirs == null || mine.modifiedAt >= theirs.modifiedAt) mine else theirs
                 else -> {
                     conflicts.add(id)
                     when (winner) {

@@ -334,7 +334,7 @@ class VaultEnvelope internal constructor(
             var end = blob.size
             while (end > 0 && isWhitespace(blob[end - 1])) end--
             val brace = end - 1
-            if (brace <= 0 || blob[brace] != '}'.toString().toByteArray()[0]) return null
+            if (brace <= 0 || blob[brace] != 0x7D.toByte()) return null
             var quoteEnd = brace
             while (quoteEnd > 0 && isWhitespace(blob[quoteEnd - 1])) quoteEnd--
             val closing = quoteEnd - 1

@@ -8,24 +8,24 @@ object CanonicalEncoding {
 
     fun encode(value: JsonValue, out: ByteArrayOutputStream) {
         when (value) {
-            is JsonValue.Null -> out.write('n'.toInt())
-            is JsonValue.Bool -> out.write(if (value.value) 't'.toInt() else 'f'.toInt())
+            is JsonValue.Null -> out.write(('n' - '\u0000'))
+            is JsonValue.Bool -> out.write(if (value.value) ('t' - '\u0000') else ('f' - '\u0000'))
             is JsonValue.Integer -> {
-                out.write('i'.toInt())
+                out.write(('i' - '\u0000'))
                 for (shift in 56 downTo 0 step 8) out.write((value.value ushr shift).toInt() and 0xFF)
             }
             is JsonValue.Number -> throw VaultException.Malformed("authenticated members must not contain fractional numbers")
             is JsonValue.Str -> {
-                out.write('s'.toInt())
+                out.write(('s' - '\u0000'))
                 lengthPrefixed(value.value, out)
             }
             is JsonValue.Arr -> {
-                out.write('a'.toInt())
+                out.write(('a' - '\u0000'))
                 out.write(Crypto.u32be(value.elements.size))
                 for (element in value.elements) encode(element, out)
             }
             is JsonValue.Obj -> {
-                out.write('o'.toInt())
+                out.write(('o' - '\u0000'))
                 out.write(Crypto.u32be(value.members.size))
                 val sorted = value.members.map { Pair(Crypto.utf8(it.first), it.second) }.sortedWith(Comparator { a, b -> compareBytes(a.first, b.first) })
                 for ((name, member) in sorted) {
@@ -84,7 +84,7 @@ class HeaderAuthenticator(dek: ByteArray) {
         val input = ByteArrayOutputStream()
         input.write(MAC_DOMAIN)
         CanonicalEncoding.lengthPrefixed(name, input)
-        if (value != null) CanonicalEncoding.encode(value, input) else input.write('x'.toInt())
+        if (value != null) CanonicalEncoding.encode(value, input) else input.write(('x' - '\u0000'))
         return Crypto.hmac(macKey, input.toByteArray()).copyOf(16)
     }
 

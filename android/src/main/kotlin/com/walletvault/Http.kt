@@ -20,8 +20,16 @@ import kotlin.coroutines.suspendCoroutine
 class HttpRequest(val method: String, val url: String, val headers: Map<String, String>, val body: ByteArray?)
 
 class HttpResponse(val status: Int, headers: Map<String, String>, val body: ByteArray) {
-    private val headers = headers.mapKeys { it.key.toLowerCase() }
-    fun header(name: String): String? = headers[name.toLowerCase()]
+    private val headers = headers.mapKeys { asciiLower(it.key) }
+    fun header(name: String): String? = headers[asciiLower(name)]
+
+    private companion object {
+        fun asciiLower(text: String): String {
+            val out = StringBuilder(text.length)
+            for (c in text) out.append(if (c in 'A'..'Z') c + 32 else c)
+            return out.toString()
+        }
+    }
 }
 
 /** What carries requests; [UrlConnectionTransport] by default, replaceable by an app's OkHttp or Ktor adapter. */

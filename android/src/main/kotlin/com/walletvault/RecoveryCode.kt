@@ -12,7 +12,7 @@ class RecoveryCode private constructor(private val canonical: ByteArray) {
     val formatted: String
         get() = (0 until GROUPS).joinToString("-") { group ->
             val data = canonical.copyOfRange(group * 4, group * 4 + 4)
-            val values = IntArray(5).also { v -> v[0] = group; for (i in 0 until 4) v[i + 1] = ALPHABET.indexOf(data[i].toChar()) }
+            val values = IntArray(5).also { v -> v[0] = group; for (i in 0 until 4) v[i + 1] = ALPHABET.indexOf((data[i].toInt() and 0xFF).toChar()) }
             String(data, Charsets.US_ASCII) + ALPHABET[luhnCheck(values)]
         }
 
@@ -28,7 +28,7 @@ class RecoveryCode private constructor(private val canonical: ByteArray) {
             for (index in symbols.indices) {
                 val bit = index * 5
                 val window = ((random[bit / 8].toInt() and 0xFF) shl 8) or (random[bit / 8 + 1].toInt() and 0xFF)
-                symbols[index] = ALPHABET[(window ushr (11 - bit % 8)) and 0x1F].toByte()
+                symbols[index] = (ALPHABET[(window ushr (11 - bit % 8)) and 0x1F] - '\u0000').toByte()
             }
             java.util.Arrays.fill(random, 0)
             return RecoveryCode(symbols)
@@ -43,8 +43,8 @@ class RecoveryCode private constructor(private val canonical: ByteArray) {
                     'O', 'o' -> symbols.add(0)
                     'I', 'i', 'L', 'l' -> symbols.add(1)
                     else -> {
-                        val value = ALPHABET.indexOf(c.toUpperCase())
-                        if (value < 0 || c.toInt() > 127) throw VaultException.InvalidRecoveryCode("a recovery code uses only 0-9 and A-Z without U")
+                        val value = ALPHABET.indexOf(if (c in 'a'..'z') c - 32 else c)
+                        if (value < 0) throw VaultException.InvalidRecoveryCode("a recovery code uses only 0-9 and A-Z without U")
                         symbols.add(value)
                     }
                 }
@@ -57,7 +57,7 @@ class RecoveryCode private constructor(private val canonical: ByteArray) {
                 values[0] = group
                 for (i in 0 until 5) values[i + 1] = symbols[group * 5 + i]
                 if (luhnSum(values, false) % 32 != 0) mistyped.add(group + 1)
-                for (i in 0 until 4) canonical[group * 4 + i] = ALPHABET[values[i + 1]].toByte()
+                for (i in 0 until 4) canonical[group * 4 + i] = (ALPHABET[values[i + 1]] - '\u0000').toByte()
             }
             if (mistyped.isNotEmpty()) throw VaultException.InvalidRecoveryCode("group ${mistyped.joinToString(", ")} does not match its check character")
             return RecoveryCode(canonical)

@@ -81,10 +81,10 @@ class JsonTest {
 
     @Test
     fun textOtherThanOneUtf8ValueIsRefused() {
-        for (bytes in listOf(byteArrayOf(0xEF.toByte(), 0xBB.toByte(), 0xBF.toByte(), '{'.toByte(), '}'.toByte()),
+        for (bytes in listOf(byteArrayOf(0xEF.toByte(), 0xBB.toByte(), 0xBF.toByte(), 0x7B.toByte(), 0x7D.toByte()),
             Crypto.utf8("{}x"), Crypto.utf8("{} {}"), Crypto.utf8("{}\"abc"), Crypto.utf8(""), Crypto.utf8("nullx"),
-            byteArrayOf('"'.toByte(), 0xC0.toByte(), 0x80.toByte(), '"'.toByte()),
-            byteArrayOf('"'.toByte(), 0xED.toByte(), 0xA0.toByte(), 0x80.toByte(), '"'.toByte()),
+            byteArrayOf(0x22, 0xC0.toByte(), 0x80.toByte(), 0x22),
+            byteArrayOf(0x22, 0xED.toByte(), 0xA0.toByte(), 0x80.toByte(), 0x22),
             Crypto.utf8("\"\\uD800\""), Crypto.utf8("\"\\uDC00\\uD800\""), Crypto.utf8("[1,\u000C2]"), Crypto.utf8("[1,\u000B2]"),
             Crypto.utf8("{\"a\":1,}"), Crypto.utf8("[01]"), Crypto.utf8("[NaN]"), Crypto.utf8("{'a':1}"), Crypto.utf8("/**/{}"))) {
             assertThrows(JsonParseError::class.java, { Json.parse(bytes) }, TestSupport.hex(bytes))

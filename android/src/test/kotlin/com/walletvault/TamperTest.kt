@@ -210,7 +210,7 @@ class TamperTest {
             repeat(1 + random.nextInt(4)) {
                 when (random.nextInt(3)) {
                     0 -> bytes[random.nextInt(bytes.size)] = random.nextInt(256).toByte()
-                    1 -> bytes[random.nextInt(bytes.size)] = "{}[]\",:0\\e-".random(kotlin.random.Random(random.nextLong())).toByte()
+                    1 -> bytes[random.nextInt(bytes.size)] = Crypto.utf8("{}[]\",:0\\e-").let { it[random.nextInt(it.size)] }
                     else -> bytes[random.nextInt(bytes.size)] = (bytes[random.nextInt(bytes.size)])
                 }
             }
