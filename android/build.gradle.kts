@@ -22,5 +22,4 @@ tasks.test {
     useJUnitPlatform()
     // The tests read the format vectors from ../Tests/VaultEnvelopeTests/Vectors/format relative to this directory.
     workingDir = projectDir
-    environment("WALLETVAULT_BIN_DIR", "${rootDir}/../.build/debug")
 }

@@ -312,10 +312,16 @@ class VaultSyncEngine(
     }
 
     /** After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new device key. */
-    suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = mutex.withLock {
+    suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = recover { recoveryKey }
+
+    /** As [recover], with the vault's passphrase entry: Argon2id runs (on this thread) with the entry's checked costs. */
+    suspend fun recover(passphrase: String): SyncReport = recover { envelope -> PassphraseKek.unlock(passphrase, envelope) }
+
+    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = mutex.withLock {
         val dead = deviceKeys.current()?.kekId
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
+        val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
         val opened = open(remote.blob, listOf(recoveryKey))
         val document = decode(opened.plaintext)
         val device = deviceKeys.create()

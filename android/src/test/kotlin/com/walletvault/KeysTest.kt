@@ -61,4 +61,23 @@ class KeysTest {
         assertEquals(kek.kekId, PassphraseKek.unlock("hunter2 hunter2", envelope).kekId)
         TestSupport.expectThrows<VaultException.NoMatchingKey> { PassphraseKek.unlock("wrong", envelope) }
     }
+
+    @Test
+    fun theFirstRewriteOfASeedBlobRotatesTheDek() {
+        val description = FormatVectorTest.description("seed-android")
+        val key = AesGcmKek(FormatVectorTest.bytes(description["key"] as JsonValue.Obj, "k"), "vault-kek")
+        val blob = java.io.File(TestSupport.vectorDirectory, "seed-android.blob.json").readBytes()
+        val counters = InMemoryCounterStore()
+        val opened = runSuspending { VaultOpener(counters).open(blob, "s", listOf(key)) }
+        val sealed = runSuspending { VaultSealer(counters, hint = "Pixel 8").seal(opened.plaintext, opened.state, listOf(key)) }
+        assertTrue(sealed.skipped!!.isEmpty())
+        val envelope = VaultEnvelope.parse(sealed.blob)
+        assertEquals(1L, envelope.counter)
+        assertEquals(1L, envelope.dekSeals)
+        assertTrue(!sealed.state.exportDek().contentEquals(opened.state.exportDek()), "a new DEK")
+        assertEquals("A256GCMKW", envelope.entries.single().scheme.alg)
+        TestSupport.assertBytes(opened.plaintext, runSuspending { VaultOpener(counters).open(sealed.blob, "s", listOf(key)) }.plaintext)
+        // Once a counter was accepted, the seed blob is a rollback.
+        TestSupport.expectThrows<VaultException.Rollback> { runSuspending { VaultOpener(counters).open(blob, "s", listOf(key)) } }
+    }
 }

@@ -177,6 +177,9 @@ class SyncEngineTest {
         // The server replays the older version: refused, nothing local changes, also for a restarted engine.
         server.replace(old)
         val before = a.engine.document()
+        val store = LocalVaultStore(a.directory, a.atRest)
+        val recordBefore = store.record().syncedVersion
+        val blobBefore = store.syncedBlob()!!
         expectSync(SyncException.Code.ROLLBACK_DETECTED) { a.sync() }
         assertEquals(before, a.engine.document())
         val restarted = a.engine()
@@ -189,6 +192,22 @@ class SyncEngineTest {
         server.replace(Crypto.utf8("{\"v\":1,\"v\":1}"))
         expectSync(SyncException.Code.TAMPERED) { a.sync() }
         assertEquals(before, a.engine.document())
+        assertEquals(recordBefore, store.record().syncedVersion)
+        TestSupport.assertBytes(blobBefore, store.syncedBlob()!!)
+        assertEquals(VaultEnvelope.parse(blobBefore).counter, store.counters.highest(VaultSyncEngine.VAULT_ID))
+    }
+
+    @Test
+    fun passphraseRecovery() {
+        val a = Device("A")
+        runSuspending { a.engine.createVault(listOf(Recipient(PassphraseKek.create("a long passphrase", Argon2Costs.FLOOR), "Passphrase"))) }
+        a.set("passport", "P-1")
+        a.sync()
+        a.keys.key!!.invalidate()
+        expectSync(SyncException.Code.NO_ACCESS) { runSuspending { a.engine.recover("wrong passphrase") } }
+        assertTrue(runSuspending { a.engine.recover("a long passphrase") } is SyncReport.Restored)
+        assertEquals("P-1", a.value("passport"))
+        assertEquals(2, a.engine.devices().size)
     }
 
     @Test
