@@ -102,7 +102,7 @@ class SuspendMutex {
  * tombstones, a conflict callback, rollback and tamper detection with persisted counters, pairing, recovery,
  * revocation with DEK rotation, key health.
  *
- * Unlike the Swift engine, an edit made while a sync awaits the network is never lost: syncs (and every other
+ * An edit made while a sync awaits the network is never lost (the Swift engine this was ported from overwrote it): syncs (and every other
  * network operation) are serialised by a mutex, edits only take a short lock, and each write-back compares the
  * edit generation with the one the round started from; if edits happened meanwhile, they are merged on top of
  * what the round wrote (the later edit wins an item both touched) and stay marked as local edits for the next sync.
