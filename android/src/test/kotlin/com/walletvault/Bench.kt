@@ -16,6 +16,11 @@ fun main(args: Array<String>) {
     val rounds = args.getOrNull(2)?.toIntOrNull() ?: 15
     if (mode == "all" || mode == "seal") sealOpenRow(rounds)
     if (mode == "all" || mode == "argon2") argon2Row(args.getOrNull(3)?.toIntOrNull() ?: 7)
+    if (mode == "argon2-once") {
+        // Run by Argon2HeapTest in a JVM whose heap is capped: the derivation must fit.
+        val out = Argon2id.derive(Crypto.utf8("pw"), ByteArray(16), Argon2Costs.DEFAULT)
+        println("ok ${out.size}")
+    }
 }
 
 private fun median(values: List<Double>): Double {
@@ -122,15 +127,36 @@ private fun argon2Row(rounds: Int) {
         }
     }
     val m = costs.memoryKiB * 1024L
-    val peakRatio = peak.toDouble() / m
+    val cap = smallestHeapCapMiB()
+    val peakRatio = (cap ?: Long.MAX_VALUE).toDouble() * (1 shl 20) / m
     val bc = org.bouncycastle.jce.provider.BouncyCastleProvider().versionStr
     if (cliMissing) {
         println("| Kotlin/JVM Argon2id m=65536 KiB, t=3, p=1 (BouncyCastle $bc) | ${"%.0f".format(median(times))} ms | Debian `argon2` CLI missing | – | – | ≤ 2×; peak heap ${"%.2f".format(peakRatio)} × m |")
         return
     }
     val ratio = median(times) / median(cliTimes)
-    println("| Kotlin/JVM Argon2id m=65536 KiB, t=3, p=1 (BouncyCastle $bc), JVM peak heap ${peak / (1 shl 20)} MiB = ${"%.2f".format(peakRatio)} × m | ${"%.0f".format(median(times))} ms | " +
+    println("| Kotlin/JVM Argon2id m=65536 KiB, t=3, p=1 (BouncyCastle $bc), smallest JVM heap cap it runs in ${cap} MiB = ${"%.2f".format(peakRatio)} × m (heap pools' summed peaks ${peak / (1 shl 20)} MiB) | ${"%.0f".format(median(times))} ms | " +
         "Debian `argon2` CLI, same costs and inputs (outputs equal; $rounds alternating runs, medians) | ${"%.0f".format(median(cliTimes))} ms | ${"%.2f".format(ratio)}× | ≤ 2×, peak heap ≤ 2 × m ${goal(ratio <= 2.0 && peakRatio <= 2.0)} |")
+}
+
+/** Runs one derivation in JVMs with ever smaller `-Xmx` (2 MiB steps, bisection): the smallest cap that works. */
+private fun smallestHeapCapMiB(): Long? {
+    val java = java.io.File(System.getProperty("java.home"), "bin/java").path
+    val classPath = System.getProperty("java.class.path")
+    fun fits(mib: Long): Boolean {
+        val process = ProcessBuilder(java, "-Xmx${mib}m", "-cp", classPath, "com.walletvault.BenchKt", "bench", "argon2-once")
+            .redirectErrorStream(true).start()
+        val output = String(process.inputStream.readBytes(), Charsets.UTF_8)
+        return process.waitFor() == 0 && output.contains("ok 32")
+    }
+    var low = 32L
+    var high = 160L
+    if (!fits(high)) return null
+    while (high - low > 2) {
+        val middle = (low + high) / 2
+        if (fits(middle)) high = middle else low = middle
+    }
+    return high
 }
 
 /** One run of the `argon2` CLI (Debian's reference implementation) at the same costs: (wall ms, hex output), or null. */
