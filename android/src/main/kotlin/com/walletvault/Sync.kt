@@ -260,7 +260,10 @@ class VaultSyncEngine(
         val pairing = pairingKey()
         val hasPairingEntry = pairing != null && vault.state.entries.any { it.kekId == pairing.kekId }
         val device = deviceKeys.current()
-        if (device != null && vault.state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) return null
+        if (device != null && vault.state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) {
+            if (pairing != null) store.delete("pairing-key") // enrolled already: the pairing key has no use left
+            return null
+        }
         val key = device ?: deviceKeys.create()
         var state = vault.state
         if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
