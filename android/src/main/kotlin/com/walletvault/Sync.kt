@@ -210,7 +210,7 @@ class VaultSyncEngine(
             }
             val changed = remote.syncId != record.syncedVersion
             if (!changed) {
-                val synced = record.syncedVersion ?: return SyncReport.UpToDate("")
+                val synced = remote.syncId
                 if (!record.hasLocalEdits || working == null) return SyncReport.UpToDate(synced)
                 val state = openSynced()
                 val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
@@ -267,7 +267,7 @@ class VaultSyncEngine(
         val key = device ?: deviceKeys.create()
         var state = vault.state
         if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
-        if (hasPairingEntry) state = envelopeCall { sealer.revoke(pairing!!.kekId, state) }
+        if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
         val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(version), start)
         store.delete("pairing-key")
