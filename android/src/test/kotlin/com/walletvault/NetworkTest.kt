@@ -153,4 +153,23 @@ class NetworkTest {
         assertEquals("If-Match: \"a\"", body["m"]!!.string)
         assertEquals("application/json", response.header("content-type"))
     }
+
+    @Test
+    fun cancellingDisconnectsAHungRequest() {
+        // A server that accepts and never answers: only cancellation ends the wait (the read timeout is 30 s).
+        val socket = java.net.ServerSocket(0)
+        val accepted = ArrayList<java.net.Socket>()
+        val thread = Thread { try { accepted.add(socket.accept()) } catch (e: java.io.IOException) {} }
+        thread.start()
+        val cancellation = Cancellation()
+        Executors.newSingleThreadScheduledExecutor().schedule({ cancellation.cancel() }, 300, TimeUnit.MILLISECONDS)
+        val started = System.nanoTime()
+        try {
+            runSuspending(cancellation) { UrlConnectionTransport().send(HttpRequest("GET", "http://127.0.0.1:${socket.localPort}/x", emptyMap(), null)) }
+            fail<Unit>("not cancelled")
+        } catch (e: CancellationException) {}
+        assertTrue((System.nanoTime() - started) / 1_000_000 < 5_000)
+        accepted.forEach { it.close() }
+        socket.close()
+    }
 }
