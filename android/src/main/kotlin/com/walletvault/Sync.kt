@@ -326,7 +326,10 @@ class VaultSyncEngine(
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
         val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
         val opened = open(remote.blob, listOf(recoveryKey))
-        val document = decode(opened.plaintext)
+        val cloud = decode(opened.plaintext)
+        // Edits made here before the key died are merged in (the later change wins an item both changed), not dropped.
+        val local = start.document
+        val document = if (local != null && store.record().hasLocalEdits) ThreeWayMerge.merge(store.syncedCopy() ?: VaultDocument(), local, cloud).merged else cloud
         val device = deviceKeys.create()
         var state = opened.state
         if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state) }

@@ -218,8 +218,12 @@ class SyncEngineTest {
         a.set("passport", "P-2")
         a.sync()
         expectSync(SyncException.Code.KEY_INVALIDATED) { b.sync() }
+        b.set("offline", "edited while the key was dead")
         assertTrue(runSuspending { b.engine.recover(RecoveryCodeKek(RecoveryCode.parse(code.formatted))) } is SyncReport.Restored)
         assertEquals("P-2", b.value("passport"))
+        assertEquals("edited while the key was dead", b.value("offline"), "local edits are merged in, not dropped")
+        a.sync()
+        assertEquals("edited while the key was dead", a.value("offline"))
         val entries = b.engine.devices()
         assertFalse(entries.any { it.kekId == deadKekId }, "the dead entry was removed")
         assertTrue(entries.any { it.isThisDevice })
