@@ -409,7 +409,18 @@ class VaultSyncEngine(
 
     private suspend fun open(blob: ByteArray, keys: List<KeyEncryptionKey>): OpenedVault {
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; pair it or recover")
-        return envelopeCall { opener.open(blob, VAULT_ID, keys) }
+        try {
+            return envelopeCall { opener.open(blob, VAULT_ID, keys) }
+        } catch (e: SyncException) {
+            // A device that was a member of the last version it synced has been revoked, not "never paired": say who.
+            val device = deviceKeys.current()
+            if (e.code != SyncException.Code.NO_ACCESS || e.cause !is VaultException.NoMatchingKey || device == null) throw e
+            val synced = store.syncedBlob()?.let { runCatching { VaultEnvelope.parse(it) }.getOrNull() } ?: throw e
+            if (synced.entries.none { it.kekId == device.kekId }) throw e
+            val by = runCatching { VaultEnvelope.parse(blob).hint }.getOrNull()
+            throw SyncException(SyncException.Code.NO_ACCESS, "this device's key was removed from the vault" +
+                (if (by != null) " by \"$by\"" else "") + ": pair it again or recover", cause = e)
+        }
     }
 
     private suspend fun upload(sealed: SealedVault, document: VaultDocument, precondition: BackupClient.Precondition, start: Snapshot): String {

@@ -242,7 +242,8 @@ class SyncEngineTest {
         assertEquals(listOf("Recovery code"), (report as SyncReport.Rotated).skipped.map { it.label })
         val envelope = VaultEnvelope.parse(server.current!!.blob)
         assertEquals(1L, envelope.dekSeals)
-        expectSync(SyncException.Code.NO_ACCESS) { b.sync() }
+        val refused = expectSync(SyncException.Code.NO_ACCESS) { b.sync() }
+        assertTrue(refused.message!!.contains("removed from the vault by \"A\""), refused.message)
     }
 
     @Test
