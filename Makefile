@@ -1,7 +1,7 @@
 # WalletVault: `make run` starts a development server, `make test` runs every test.
 # Both install missing Debian packages first (as root, or through sudo).
 
-APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libyajl-dev libsimdjson-dev libpq-dev postgresql curl python3-venv openssl
+APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libyajl-dev libsimdjson-dev libpq-dev postgresql curl python3-venv openssl kotlin junit5 libbcprov-java libjackson2-core-java
 BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
@@ -35,6 +35,7 @@ test: deps
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/conformance.sh
 	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/tls_scan.sh
+	WALLETVAULT_BIN_DIR=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path) android/build.sh
 
 hostile: build
 	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py

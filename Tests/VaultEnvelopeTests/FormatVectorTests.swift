@@ -11,10 +11,17 @@ import VaultJSON
 /// normal runs only read them.
 @Suite struct FormatVectorTests {
     static let directory = Bundle.module.resourceURL!.appendingPathComponent("Vectors/format")
-    static let names = [
+    /// The vectors this module writes; every other `NAME.blob.json` in the folder (the Kotlin library's
+    /// `kotlin-*` ones) is opened too.
+    static let swiftNames = [
         "a256kw", "a256kw-recovery-code", "a256kw-passphrase", "a256gcmkw", "rsa-oaep-256", "ecdh-es+a256kw",
         "wv-ecdh-self+a256gcmkw", "seed-ios", "seed-android",
     ]
+    static let names: [String] = {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        let found = files.filter { $0.hasSuffix(".blob.json") }.map { String($0.dropLast(".blob.json".count)) }
+        return Array(Set(swiftNames + found)).sorted()
+    }()
     static let vaultPlaintext = Data(#"{"items":{"pid-1":{"type":"PID","issuer":"https://issuer.example"}}}"#.utf8)
 
     /// Builds the key a `.key.json` describes.

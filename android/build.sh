@@ -1,0 +1,41 @@
+#!/bin/sh
+# Builds the WalletVault Kotlin library and runs its JUnit 5 tests with Debian's packages only:
+# kotlin (kotlinc), junit5, libbcprov-java, libjackson2-core-java (installed by `make deps` / `make test`).
+# No Gradle runs here. Usage: android/build.sh [test|compile|bench]   (default: test)
+set -eu
+cd "$(dirname "$0")"
+J=/usr/share/java
+LIBS="$J/bcprov.jar:$J/jackson-core.jar"
+STDLIB="$J/kotlin-stdlib.jar"
+OUT=build
+mode=${1:-test}
+mkdir -p "$OUT"
+
+# Recompile only when a source is newer than the jar.
+newer() { [ ! -f "$1" ] || [ -n "$(find "$2" -newer "$1" -name '*.kt' | head -n 1)" ]; }
+
+if newer "$OUT/walletvault.jar" src/main/kotlin; then
+  echo "kotlinc: main" >&2
+  kotlinc -jvm-target 1.8 -nowarn -module-name walletvault -cp "$LIBS" -d "$OUT/main" src/main/kotlin && jar cf "$OUT/walletvault.jar" -C "$OUT/main" .
+fi
+[ "$mode" = compile ] && exit 0
+
+TESTCP="$OUT/main:$LIBS:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar"
+if newer "$OUT/tests.jar" src/test/kotlin || [ "$OUT/walletvault.jar" -nt "$OUT/tests.jar" ]; then
+  echo "kotlinc: tests" >&2
+  kotlinc -jvm-target 1.8 -nowarn -cp "$TESTCP" -d "$OUT/tests.jar" src/test/kotlin
+fi
+RUNCP="$OUT/tests.jar:$OUT/walletvault.jar:$LIBS:$STDLIB:src/test/resources"
+
+case "$mode" in
+  test)
+    # The end-to-end test needs the Swift binaries; it skips itself (and says so) when they are absent
+    # unless WALLETVAULT_E2E_REQUIRED=1.
+    exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$RUNCP" \
+      --disable-banner --details=${JUNIT_DETAILS:-summary} --details-theme=ascii \
+      ${JUNIT_ARGS:---scan-class-path "$OUT/tests.jar"}
+    ;;
+  bench)
+    exec java -Xmx512m -cp "$RUNCP" com.walletvault.BenchKt "$@"
+    ;;
+esac

@@ -1,0 +1,459 @@
+package com.walletvault
+
+import java.util.ArrayDeque
+import java.util.concurrent.CancellationException
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.resume
+import kotlin.coroutines.suspendCoroutine
+
+/** Why a sync-engine call failed; [code] is stable, [backupError] the server failure behind it. */
+class SyncException(val code: Code, reason: String, val backupError: BackupError? = null, cause: Throwable? = null) :
+    Exception("${code.name}: $reason" + (backupError?.let { " (${it.message})" } ?: ""), cause) {
+    enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT }
+}
+
+sealed class SyncReport(val version: String?) {
+    class UpToDate(version: String) : SyncReport(version)
+    class Created(version: String) : SyncReport(version)
+    class Pushed(version: String) : SyncReport(version)
+    class Restored(version: String) : SyncReport(version)
+    class Merged(version: String, val conflicts: List<String>) : SyncReport(version)
+    class RateLimited(val nextAttemptAt: Long) : SyncReport(null)
+    class Rotated(version: String, val skipped: List<SkippedEntry>) : SyncReport(version)
+    override fun toString() = "${javaClass.simpleName}($version)"
+}
+
+enum class ConflictResolution { KEEP_LOCAL, KEEP_CLOUD, MERGE }
+
+class ConflictContext(val conflictingItems: List<String>, val localUpdated: Long, val cloudUpdated: Long)
+
+class DeviceEntry(val kekId: String, val label: String, val alg: String, val created: String?, val isThisDevice: Boolean, val isRecoveryPath: Boolean)
+
+class KeyHealth(val usableHere: List<String>, val deviceKeys: Int, val recoveryPaths: Int, val warning: String?)
+
+/**
+ * Where the device's own key-encryption key comes from. On Android: [create] generates a new
+ * BiometricPrompt-gated AndroidKeyStore AES key under a new alias and returns a [KeystoreKek] with a new
+ * [KeystoreKek.newKekId]; [current] returns that key, or null before the first one.
+ */
+interface DeviceKeyStore {
+    fun current(): KeyEncryptionKey?
+    /** A new key replacing any previous one (first use, or after the platform invalidated the old one). */
+    fun create(): KeyEncryptionKey
+}
+
+/** A pairing request (Swift `PairingRequest`): `wvpair1.<P-256 public key>.<label>`, and its six-digit code. */
+class PairingRequest(val publicKey: PublicJwk.P256, val label: String) {
+    val encoded: String get() = "wvpair1.${Base64Url.encode(publicKey.x + publicKey.y)}.${Base64Url.encode(Crypto.utf8(label))}"
+
+    /** The short authentication string both devices show, `"123 456"`. */
+    val shortAuthenticationString: String
+        get() {
+            val digest = Crypto.sha256(Crypto.utf8("walletvault-pairing-sas-v1") + publicKey.x + publicKey.y)
+            var number = 0L
+            for (i in 0 until 4) number = (number shl 8) or (digest[i].toLong() and 0xFF)
+            val digits = String.format("%06d", number % 1_000_000)
+            return digits.substring(0, 3) + " " + digits.substring(3)
+        }
+
+    companion object {
+        fun parse(text: String): PairingRequest {
+            val parts = text.trim().split(".")
+            val raw = parts.getOrNull(1)?.let { Base64Url.decode(it) }
+            val labelBytes = parts.getOrNull(2)?.let { Base64Url.decode(it) }
+            if (parts.size != 3 || parts[0] != "wvpair1" || raw == null || raw.size != 64 || labelBytes == null)
+                throw SyncException(SyncException.Code.INVALID_INPUT, "not a pairing request")
+            val label = try { Json.utf8(labelBytes) } catch (e: JsonParseError) { throw SyncException(SyncException.Code.INVALID_INPUT, "not a pairing request") }
+            if (label.codePointCount(0, label.length) > 256) throw SyncException(SyncException.Code.INVALID_INPUT, "not a pairing request")
+            try { Crypto.p256PublicKey(raw.copyOfRange(0, 32), raw.copyOfRange(32, 64), "pairing request") } catch (e: VaultException) {
+                throw SyncException(SyncException.Code.INVALID_INPUT, "the pairing request's key is not a P-256 point")
+            }
+            return PairingRequest(PublicJwk.P256(raw.copyOfRange(0, 32), raw.copyOfRange(32, 64)), label)
+        }
+    }
+}
+
+/** A mutex for suspend functions that blocks no thread while waiting (no kotlinx needed). */
+class SuspendMutex {
+    private val lock = Any()
+    private var locked = false
+    private val waiters = ArrayDeque<Continuation<Unit>>()
+
+    suspend fun lock() {
+        suspendCoroutine<Unit> { continuation ->
+            val acquired = synchronized(lock) { if (!locked) { locked = true; true } else { waiters.addLast(continuation); false } }
+            if (acquired) continuation.resume(Unit)
+        }
+    }
+
+    fun unlock() {
+        val next = synchronized(lock) { val n = waiters.pollFirst(); if (n == null) locked = false; n }
+        next?.resume(Unit)
+    }
+
+    suspend fun <T> withLock(block: suspend () -> T): T {
+        lock()
+        try { return block() } finally { unlock() }
+    }
+}
+
+/**
+ * The sync engine (Swift `VaultSyncEngine`'s rules): silent restore, push with `If-Match`, three-way merge with
+ * tombstones, a conflict callback, rollback and tamper detection with persisted counters, pairing, recovery,
+ * revocation with DEK rotation, key health.
+ *
+ * An edit made while a sync awaits the network is never lost (the Swift engine this was ported from overwrote it): syncs (and every other
+ * network operation) are serialised by a mutex, edits only take a short lock, and each write-back compares the
+ * edit generation with the one the round started from; if edits happened meanwhile, they are merged on top of
+ * what the round wrote (the later edit wins an item both touched) and stay marked as local edits for the next sync.
+ */
+class VaultSyncEngine(
+    private val store: LocalVaultStore,
+    private val backup: BackupClient,
+    private val deviceKeys: DeviceKeyStore,
+    private val deviceLabel: String,
+    private val conflictHandler: (suspend (ConflictContext) -> ConflictResolution)? = null,
+    private val clock: WalletClock = SystemWalletClock,
+    maxBlobBytes: Int = 1_048_576
+) {
+    companion object {
+        const val VAULT_ID = "vault"
+        const val MAX_ROUNDS = 5
+    }
+
+    private val sealer = VaultSealer(store.counters, hint = deviceLabel, maxBlobBytes = maxBlobBytes, clock = { clock.nowMillis() })
+    private val opener = VaultOpener(store.counters)
+    private val mutex = SuspendMutex()
+    private val editLock = Any()
+    @Volatile private var generation = 0L
+
+    // MARK: the local document
+
+    fun document(): VaultDocument? = synchronized(editLock) { store.workingCopy() }
+
+    /** Changes the working copy; allowed at any time, also while a sync runs. */
+    fun edit(change: (VaultDocument, Long) -> Unit) {
+        synchronized(editLock) {
+            val document = store.workingCopy() ?: throw SyncException(SyncException.Code.NO_VAULT, "create or restore a vault first")
+            change(document, clock.nowMillis())
+            store.saveWorkingCopy(document)
+            val record = store.record()
+            store.save(LocalVaultStore.Record(record.syncedVersion, true, record.nextAttemptAt))
+            generation++
+        }
+    }
+
+    fun status(): LocalVaultStore.Record = store.record()
+
+    private class Snapshot(val document: VaultDocument?, val generation: Long)
+
+    private fun snapshot() = synchronized(editLock) { Snapshot(store.workingCopy(), generation) }
+
+    /**
+     * Records what the server now holds ([result], sealed as [blob], version [version]) and makes it the working copy,
+     * unless edits happened since [start]: then those edits are merged on top and remain local edits.
+     */
+    private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot) {
+        synchronized(editLock) {
+            store.saveSynced(result, blob)
+            val editedMeanwhile = generation != start.generation
+            val working = if (!editedMeanwhile) result else {
+                ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), result, ThreeWayMerge.Winner.LOCAL).merged
+            }
+            store.saveWorkingCopy(working)
+            store.save(LocalVaultStore.Record(version, editedMeanwhile, null))
+        }
+    }
+
+    // MARK: creating
+
+    suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = mutex.withLock {
+        val start = snapshot()
+        val device = deviceKeys.current() ?: deviceKeys.create()
+        val document = start.document ?: VaultDocument()
+        if (start.document == null) synchronized(editLock) { store.saveWorkingCopy(document) }
+        val sealed = envelopeCall { sealer.create(document.encoded(), VAULT_ID, listOf(Recipient(device, deviceLabel)) + recoveryPaths) }
+        SyncReport.Created(upload(sealed, document, BackupClient.Precondition.IfNoneStored, start))
+    }
+
+    // MARK: syncing
+
+    suspend fun sync(): SyncReport = mutex.withLock { syncLocked() }
+
+    private suspend fun syncLocked(): SyncReport {
+        try {
+            repeat(MAX_ROUNDS) { syncRound()?.let { return it } }
+            throw SyncException(SyncException.Code.SERVER, "other devices kept saving; try again", BackupError.Conflict(null, null))
+        } catch (e: SyncException) {
+            val limited = e.backupError as? BackupError.RateLimited ?: throw e
+            // The local copy stays authoritative; remember when the server allows the next save.
+            val next = clock.nowMillis() + limited.retryAfterSeconds * 1000L
+            synchronized(editLock) {
+                val record = store.record()
+                store.save(LocalVaultStore.Record(record.syncedVersion, record.hasLocalEdits, next))
+            }
+            return SyncReport.RateLimited(next)
+        }
+    }
+
+    private suspend fun syncRound(): SyncReport? {
+        val record = store.record()
+        val next = record.nextAttemptAt
+        if (next != null && clock.nowMillis() < next && record.hasLocalEdits) return SyncReport.RateLimited(next)
+        val start = snapshot()
+        val working = start.document
+        val remote = loadRemote(record.syncedVersion)
+        try {
+            if (remote == null) {
+                if (working != null) throw SyncException(SyncException.Code.NO_VAULT, "no vault on the server; create one")
+                return SyncReport.UpToDate("")
+            }
+            val changed = remote.syncId != record.syncedVersion
+            if (!changed) {
+                val synced = remote.syncId
+                if (!record.hasLocalEdits || working == null) return SyncReport.UpToDate(synced)
+                val state = openSynced()
+                val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
+                return SyncReport.Pushed(upload(sealed, working, BackupClient.Precondition.IfMatch(synced), start))
+            }
+            if (working == null || (!record.hasLocalEdits && record.syncedVersion != null)) return restore(remote, start)
+            return merge(remote, working, start)
+        } catch (e: SyncException) {
+            // Another device saved first: load again and decide anew.
+            if (e.backupError is BackupError.Conflict) return null
+            throw e
+        }
+    }
+
+    /** The server's blob, or null when nothing is stored; the cached one on 304. */
+    private suspend fun loadRemote(syncedVersion: String?): BackupClient.Snapshot? {
+        try {
+            val snapshot = backup.load(ifNoneMatch = syncedVersion)
+            if (snapshot != null) return snapshot
+            val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.LOCAL_STORAGE, "304 but no synced blob kept")
+            return BackupClient.Snapshot(blob, syncedVersion!!)
+        } catch (e: BackupError.NotFound) {
+            return null
+        } catch (e: BackupError) {
+            throw SyncException(SyncException.Code.SERVER, "loading the vault failed", e)
+        }
+    }
+
+    private fun pairingKey(): DeviceKek? {
+        val obj = store.read("pairing-key")?.let { Json.parse(it) as? JsonValue.Obj } ?: return null
+        return DeviceKek.fromRaw(Base64Url.decode(obj["d"]!!.string!!)!!, Base64Url.decode(obj["x"]!!.string!!)!!, Base64Url.decode(obj["y"]!!.string!!)!!)
+    }
+
+    private fun ownKeys(extra: List<KeyEncryptionKey> = emptyList()): List<KeyEncryptionKey> =
+        listOfNotNull(deviceKeys.current(), pairingKey()) + extra
+
+    /** Silent restore (seed §5): open, take the cloud's content; a device not yet in the vault enrolls itself. */
+    private suspend fun restore(remote: BackupClient.Snapshot, start: Snapshot, opened: OpenedVault? = null): SyncReport {
+        val vault = opened ?: open(remote.blob, ownKeys())
+        val document = decode(vault.plaintext)
+        writeBack(document, remote.blob, remote.syncId, start)
+        return enrollSelfIfNeeded(vault, document, remote.syncId, start) ?: SyncReport.Restored(remote.syncId)
+    }
+
+    /** After pairing: the device's own (Keystore) key joins, the single-use pairing entry leaves. */
+    private suspend fun enrollSelfIfNeeded(vault: OpenedVault, document: VaultDocument, version: String, start: Snapshot): SyncReport? {
+        val pairing = pairingKey()
+        val hasPairingEntry = pairing != null && vault.state.entries.any { it.kekId == pairing.kekId }
+        val device = deviceKeys.current()
+        if (device != null && vault.state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) {
+            if (pairing != null) store.delete("pairing-key") // enrolled already: the pairing key has no use left
+            return null
+        }
+        val key = device ?: deviceKeys.create()
+        var state = vault.state
+        if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
+        if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state) }
+        val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
+        val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(version), start)
+        store.delete("pairing-key")
+        return SyncReport.Restored(saved)
+    }
+
+    private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot): SyncReport {
+        val opened = open(remote.blob, ownKeys())
+        val cloud = decode(opened.plaintext)
+        val base = store.syncedCopy() ?: VaultDocument()
+        val localUpdated = working.items.values.map { it.modifiedAt }.fold(0L) { a, b -> maxOf(a, b) }
+        val result = ThreeWayMerge.merge(base, working, cloud)
+        val chosen: VaultDocument
+        if (result.conflicts.isEmpty()) {
+            chosen = result.merged
+        } else {
+            val handler = conflictHandler ?: throw SyncException(SyncException.Code.UNRESOLVED_CONFLICT,
+                "${result.conflicts.size} item(s) changed on both sides: ${result.conflicts.joinToString(", ")}")
+            when (handler(ConflictContext(result.conflicts, localUpdated, opened.state.envelope.updatedAtMillis))) {
+                ConflictResolution.KEEP_LOCAL -> chosen = working
+                ConflictResolution.KEEP_CLOUD -> return restore(remote, start, opened)
+                ConflictResolution.MERGE -> chosen = result.merged
+            }
+        }
+        // The base stays the last version this copy descends from until the merged save is accepted.
+        val sealed = envelopeCall { sealer.seal(chosen.encoded(), opened.state) }
+        val saved = upload(sealed, chosen, BackupClient.Precondition.IfMatch(remote.syncId), start)
+        return SyncReport.Merged(saved, result.conflicts)
+    }
+
+    // MARK: devices and recovery
+
+    /** This device's pairing request: a single-use P-256 key (kept sealed locally) that an enrolled device approves. */
+    fun pairingRequest(): PairingRequest {
+        val key = pairingKey() ?: DeviceKek.generate().also { k ->
+            store.write("pairing-key", Json.write(Json.obj("d" to Json.str(Base64Url.encode(k.privateScalar())),
+                "x" to Json.str(Base64Url.encode(k.publicKey.x)), "y" to Json.str(Base64Url.encode(k.publicKey.y)))))
+        }
+        return PairingRequest(key.publicKey, deviceLabel)
+    }
+
+    /** Enrolls the device that showed [request] (compare [PairingRequest.shortAuthenticationString] first). */
+    suspend fun approve(request: PairingRequest): SyncReport = changeRecipients { state ->
+        envelopeCall { sealer.enroll(PublicKeyRecipient(request.publicKey), request.label, state) }
+    }
+
+    /** After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new device key. */
+    suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = recover { recoveryKey }
+
+    /** As [recover], with the vault's passphrase entry: Argon2id runs (on this thread) with the entry's checked costs. */
+    suspend fun recover(passphrase: String): SyncReport = recover { envelope -> PassphraseKek.unlock(passphrase, envelope) }
+
+    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = mutex.withLock {
+        val dead = deviceKeys.current()?.kekId
+        val start = snapshot()
+        val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
+        val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
+        val opened = open(remote.blob, listOf(recoveryKey))
+        val cloud = decode(opened.plaintext)
+        // Edits made here before the key died are merged in (the later change wins an item both changed), not dropped.
+        val local = start.document
+        val document = if (local != null && store.record().hasLocalEdits) ThreeWayMerge.merge(store.syncedCopy() ?: VaultDocument(), local, cloud).merged else cloud
+        val device = deviceKeys.create()
+        var state = opened.state
+        if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state) }
+        state = envelopeCall { sealer.enroll(device, deviceLabel, state) }
+        val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(device, recoveryKey), allowingPrompts = true) }
+        SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start))
+    }
+
+    /** Removes an entry and rotates the DEK so later versions are out of the revoked holder's reach. */
+    suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList()): SyncReport = mutex.withLock {
+        syncLocked()
+        val record = store.record()
+        val version = record.syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to revoke from")
+        val start = snapshot()
+        val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to revoke from")
+        val state = openSynced()
+        val remaining = try { sealer.revoke(kekId, state) } catch (e: VaultException) { throw SyncException(SyncException.Code.INVALID_INPUT, e.message ?: "") }
+        val device = deviceKeys.current() ?: throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key")
+        val sealed = envelopeCall { sealer.rotateDek(working.encoded(), remaining, listOf(device) + additionalKeys, allowingPrompts = true) }
+        SyncReport.Rotated(upload(sealed, working, BackupClient.Precondition.IfMatch(version), start), sealed.skipped ?: emptyList())
+    }
+
+    /** Makes the content of an older kept version (from [BackupClient.versions]) the newest version. */
+    suspend fun restoreVersion(syncId: String): SyncReport = mutex.withLock {
+        syncLocked()
+        val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "sync first")
+        val old = try { backup.load(syncId = syncId) } catch (e: BackupError) { throw SyncException(SyncException.Code.SERVER, "loading version $syncId failed", e) }
+            ?: throw SyncException(SyncException.Code.SERVER, "no content for version $syncId")
+        // An older version has a lower counter by design: it is opened outside the rollback check, its content
+        // re-sealed over the current version (current entries and DEK, a higher counter), so no reader sees a rollback.
+        val oldOpened = envelopeCall { VaultOpener(InMemoryCounterStore()).open(old.blob, VAULT_ID, ownKeys()) }
+        val document = decode(oldOpened.plaintext)
+        val start = snapshot()
+        val state = openSynced()
+        val sealed = envelopeCall { sealer.seal(document.encoded(), state) }
+        SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(version), start))
+    }
+
+    fun devices(): List<DeviceEntry> {
+        val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "sync first")
+        val envelope = try { VaultEnvelope.parse(blob) } catch (e: VaultException) { throw SyncException(SyncException.Code.TAMPERED, e.message ?: "") }
+        val own = deviceKeys.current()?.kekId
+        return envelope.entries.map { entry ->
+            val recovery = entry.scheme is Scheme.A256kwRecoveryCode || entry.scheme is Scheme.A256kwPassphrase
+            DeviceEntry(entry.kekId, entry.label ?: "", entry.scheme.alg ?: "seed", entry.created, entry.kekId == own, recovery)
+        }
+    }
+
+    fun keyHealth(): KeyHealth {
+        val entries = devices()
+        val deviceCount = entries.count { !it.isRecoveryPath }
+        val recovery = entries.count { it.isRecoveryPath }
+        val warning = when {
+            deviceCount + recovery < 2 -> "only one way into this vault: losing it loses the vault; add a recovery code or another device"
+            recovery == 0 -> "no recovery code or passphrase: if every device is lost, the vault is lost"
+            else -> null
+        }
+        return KeyHealth(entries.filter { it.isThisDevice }.map { it.kekId }, deviceCount, recovery, warning)
+    }
+
+    // MARK: plumbing
+
+    private suspend fun changeRecipients(change: suspend (VaultState) -> VaultState): SyncReport = mutex.withLock {
+        syncLocked()
+        val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
+        val start = snapshot()
+        val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
+        val state = change(openSynced())
+        val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
+        SyncReport.Pushed(upload(sealed, working, BackupClient.Precondition.IfMatch(version), start))
+    }
+
+    private suspend fun openSynced(): VaultState {
+        val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
+        return open(blob, ownKeys()).state
+    }
+
+    private suspend fun open(blob: ByteArray, keys: List<KeyEncryptionKey>): OpenedVault {
+        if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; pair it or recover")
+        try {
+            return envelopeCall { opener.open(blob, VAULT_ID, keys) }
+        } catch (e: SyncException) {
+            // A device that was a member of the last version it synced has been revoked, not "never paired": say who.
+            val device = deviceKeys.current()
+            if (e.code != SyncException.Code.NO_ACCESS || e.cause !is VaultException.NoMatchingKey || device == null) throw e
+            val synced = store.syncedBlob()?.let { runCatching { VaultEnvelope.parse(it) }.getOrNull() } ?: throw e
+            if (synced.entries.none { it.kekId == device.kekId }) throw e
+            val by = runCatching { VaultEnvelope.parse(blob).hint }.getOrNull()
+            throw SyncException(SyncException.Code.NO_ACCESS, "this device's key was removed from the vault" +
+                (if (by != null) " by \"$by\"" else "") + ": pair it again or recover", cause = e)
+        }
+    }
+
+    private suspend fun upload(sealed: SealedVault, document: VaultDocument, precondition: BackupClient.Precondition, start: Snapshot): String {
+        val version = try { backup.save(sealed.blob, precondition) } catch (e: BackupError) {
+            throw SyncException(if (e is BackupError.BlobTooLarge) SyncException.Code.TOO_LARGE else SyncException.Code.SERVER, "saving the vault failed", e)
+        }
+        sealer.markAccepted(sealed)
+        writeBack(document, sealed.blob, version, start)
+        return version
+    }
+
+    private fun decode(plaintext: ByteArray): VaultDocument = try { VaultDocument.parse(plaintext) } catch (e: IllegalArgumentException) {
+        throw SyncException(SyncException.Code.INVALID_INPUT, "the vault's contents are not a keyed vault document")
+    }
+
+    private suspend fun <T> envelopeCall(body: suspend () -> T): T {
+        try {
+            return body()
+        } catch (e: VaultException) {
+            val code = when (e) {
+                is VaultException.Rollback -> SyncException.Code.ROLLBACK_DETECTED
+                is VaultException.RecipientsAltered, is VaultException.TimestampAltered, is VaultException.HintAltered,
+                is VaultException.CounterAltered, is VaultException.CiphertextAltered, is VaultException.Malformed,
+                is VaultException.InvalidShape, is VaultException.InvalidJson, is VaultException.UnsupportedAlgorithm,
+                is VaultException.WeakParameters -> SyncException.Code.TAMPERED
+                is VaultException.NoMatchingKey, is VaultException.UnwrapFailed -> SyncException.Code.NO_ACCESS
+                is VaultException.Invalidated -> SyncException.Code.KEY_INVALIDATED
+                is VaultException.BlobTooLarge -> SyncException.Code.TOO_LARGE
+                else -> SyncException.Code.LOCAL_STORAGE
+            }
+            throw SyncException(code, e.message ?: e.code, cause = e)
+        } catch (e: CancellationException) {
+            throw e
+        }
+    }
+}

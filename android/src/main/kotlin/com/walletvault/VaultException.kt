@@ -1,0 +1,48 @@
+package com.walletvault
+
+/**
+ * Why a blob could not be read, opened or written, or a key could not be used (FORMAT.md §8).
+ *
+ * One subclass per stable code, the same codes as the Swift `VaultEnvelopeErrorCode`; the message names
+ * members, sizes and counters, never key material, plaintext or ciphertext.
+ */
+sealed class VaultException(val code: String, message: String, cause: Throwable? = null) : Exception("$code: $message", cause) {
+    /** Not JSON, JSON with a repeated member name, nested too deep, or not UTF-8. */
+    class InvalidJson(message: String) : VaultException("invalidJSON", message)
+    /** Fails the seed's shape rules (§3.1), the only rules the server checks. */
+    class InvalidShape(message: String) : VaultException("invalidShape", message)
+    /** A member of the extended form is missing, unknown or mis-sized. */
+    class Malformed(message: String) : VaultException("malformed", message)
+    /** An entry names an `alg` (or `kdf`) this reader does not implement. */
+    class UnsupportedAlgorithm(message: String) : VaultException("unsupportedAlgorithm", message)
+    /** Argon2id costs outside the floor and ceiling of §7.3. */
+    class WeakParameters(message: String) : VaultException("weakParameters", message)
+    /** None of the offered keys has an entry. */
+    class NoMatchingKey(message: String) : VaultException("noMatchingKey", message)
+    /** A key has an entry but cannot unwrap it. */
+    class UnwrapFailed(message: String) : VaultException("unwrapFailed", message)
+    /** The platform destroyed the key (a Keystore key after a biometric enrollment change). */
+    class Invalidated(message: String, cause: Throwable? = null) : VaultException("invalidated", message, cause)
+    /** A key could not be read from where it is kept. */
+    class KeyStorage(message: String, cause: Throwable? = null) : VaultException("keyStorage", message, cause)
+    /** `wrappedDeks` is not what the writer authenticated. */
+    class RecipientsAltered(message: String) : VaultException("recipientsAltered", message)
+    /** `updatedUtc` is not what the writer authenticated. */
+    class TimestampAltered(message: String) : VaultException("timestampAltered", message)
+    /** `hint` is not what the writer authenticated. */
+    class HintAltered(message: String) : VaultException("hintAltered", message)
+    /** `counter` or `dek_seals` is not what the writer authenticated. */
+    class CounterAltered(message: String) : VaultException("counterAltered", message)
+    /** The vault ciphertext, IV or tag (or, in the seed form, anything) was altered. */
+    class CiphertextAltered(message: String) : VaultException("ciphertextAltered", message)
+    /** The blob's counter is below one this reader already accepted. */
+    class Rollback(message: String) : VaultException("rollback", message)
+    /** Sealing would exceed the server's limit. */
+    class BlobTooLarge(message: String) : VaultException("blobTooLarge", message)
+    /** A recovery code was mistyped or is not a recovery code. */
+    class InvalidRecoveryCode(message: String) : VaultException("invalidRecoveryCode", message)
+    /** Sealing would leave no entry, or two entries share a kek_id. */
+    class NoRecipients(message: String) : VaultException("noRecipients", message)
+    /** A primitive failed for another reason. */
+    class CryptoFailure(message: String, cause: Throwable? = null) : VaultException("cryptoFailure", message, cause)
+}

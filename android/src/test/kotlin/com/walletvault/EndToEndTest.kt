@@ -1,0 +1,212 @@
+package com.walletvault
+
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertNotNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assertions.fail
+import org.junit.jupiter.api.Assumptions.assumeTrue
+import org.junit.jupiter.api.BeforeAll
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+import java.io.File
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+import javax.crypto.spec.SecretKeySpec
+
+/**
+ * Cross-platform, end to end: the real `walletvault-server --dev` (started here) and the Swift `walletvault` CLI
+ * share vaults with a Kotlin device. Binaries come from $WALLETVAULT_BIN_DIR (set by `make test`) or
+ * ../.build/debug; without them the test is skipped, unless WALLETVAULT_BIN_DIR is set (then it fails).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EndToEndTest {
+    private val binDir = File(System.getenv("WALLETVAULT_BIN_DIR") ?: "../.build/debug")
+    private val work: File = Files.createTempDirectory("wv-e2e").toFile()
+    private var server: Process? = null
+    private lateinit var baseUrl: String
+
+    @BeforeAll
+    fun startServer() {
+        val present = File(binDir, "walletvault-server").canExecute() && File(binDir, "walletvault").canExecute()
+        if (System.getenv("WALLETVAULT_BIN_DIR") != null && !present) fail<Unit>("no walletvault-server / walletvault in $binDir")
+        assumeTrue(present, "Swift binaries not built (swift build); end-to-end test skipped")
+        val log = File(work, "server.out")
+        val process = ProcessBuilder(File(binDir, "walletvault-server").path, "--dev", "--listen", "127.0.0.1:0",
+            "--data-dir", File(work, "server-data").path, "--quiet")
+            .redirectOutput(log).redirectError(File(work, "server.err")).start()
+        server = process
+        val deadline = System.currentTimeMillis() + 30_000
+        while (System.currentTimeMillis() < deadline) {
+            val line = log.readLines().firstOrNull { it.contains("http://") }
+            if (line != null) { baseUrl = line.substring(line.indexOf("http://")).trim().trimEnd('/'); return }
+            if (!process.isAlive) break
+            Thread.sleep(50)
+        }
+        fail<Unit>("the server did not start: " + File(work, "server.err").readText())
+    }
+
+    @AfterAll
+    fun stopServer() {
+        server?.destroy()
+        server?.waitFor(10, TimeUnit.SECONDS)
+        server?.destroyForcibly()
+        work.deleteRecursively()
+    }
+
+    class Result(val code: Int, val stdout: String, val stderr: String) {
+        override fun toString() = "exit $code\n$stdout\n$stderr"
+    }
+
+    private fun cli(home: String, vararg arguments: String): Result {
+        val out = File(work, "cli.out")
+        val err = File(work, "cli.err")
+        val builder = ProcessBuilder(listOf(File(binDir, "walletvault").path, "--home", File(work, home).path) + arguments)
+            .redirectOutput(out).redirectError(err).redirectInput(ProcessBuilder.Redirect.from(File("/dev/null")))
+        builder.environment()["WALLETVAULT_HOME"] = File(work, "nohome").path
+        val process = builder.start()
+        if (!process.waitFor(120, TimeUnit.SECONDS)) { process.destroyForcibly(); fail<Unit>("walletvault ${arguments.joinToString(" ")} timed out") }
+        return Result(process.exitValue(), out.readText(), err.readText())
+    }
+
+    private fun cliOk(home: String, vararg arguments: String): Result {
+        val result = cli(home, *arguments)
+        assertEquals(0, result.code, "walletvault ${arguments.joinToString(" ")}: $result")
+        return result
+    }
+
+    private fun file(name: String, text: String): String = File(work, name).also { it.writeText(text) }.path
+
+    private fun login(home: String, sub: String, label: String) =
+        cliOk(home, "login", "--server", baseUrl, "--dev", "--sub", sub, "--azp", "oem-a", "--label", label)
+
+    private fun recoveryCode(text: String) = Regex("[0-9A-Z]{5}(-[0-9A-Z]{5}){6}").find(text)?.value
+
+    /** A Kotlin device: its own directory, at-rest key and (test) Keystore keys, logged in as [sub]. */
+    inner class KotlinDevice(val sub: String, label: String, var resolution: ConflictResolution = ConflictResolution.KEEP_LOCAL) {
+        val keys = TestDeviceKeys()
+        val conflicts = ArrayList<List<String>>()
+        private suspend fun decide(context: ConflictContext): ConflictResolution { conflicts.add(context.conflictingItems); return resolution }
+        private val transport = UrlConnectionTransport()
+        private suspend fun devToken(): String {
+            val response = transport.send(HttpRequest("POST", "$baseUrl/dev-oidc/token", mapOf("Content-Type" to "application/x-www-form-urlencoded"),
+                Crypto.utf8("sub=$sub&azp=oem-a")))
+            return (Json.parse(response.body) as JsonValue.Obj)["access_token"]!!.string!!
+        }
+        val tokens = SessionTokenProvider(baseUrl, { devToken() })
+        val backup = BackupClient(baseUrl, tokens)
+        val engine = VaultSyncEngine(LocalVaultStore(Files.createTempDirectory(work.toPath(), "kotlin").toFile(), SecretKeySpec(Crypto.randomBytes(32), "AES")),
+            backup, keys, label, conflictHandler = this::decide)
+        fun sync() = runSuspending { engine.sync() }
+        fun set(id: String, value: String) = engine.edit { d, now -> d.set(id, Json.str(value), now) }
+        fun value(id: String) = engine.document()?.liveValues?.get(id)?.string
+    }
+
+    private fun expectSync(code: SyncException.Code, block: () -> Unit) {
+        try { block() } catch (e: SyncException) { assertEquals(code, e.code, e.message); return }
+        fail<Unit>("expected $code")
+    }
+
+    @Test
+    fun kotlinCreatesAndTheCliPairs() {
+        val kotlin = KotlinDevice("alice", "Pixel 8")
+        val code = RecoveryCode.generate()
+        runSuspending { kotlin.engine.createVault(listOf(Recipient(RecoveryCodeKek(code), "Recovery code"))) }
+        kotlin.set("passport", "P-from-kotlin")
+        assertTrue(kotlin.sync() is SyncReport.Pushed)
+
+        login("cli-a", "alice", "Laptop")
+        assertEquals(4, cli("cli-a", "pull").code, "the CLI has no key in the vault yet")
+        val requested = cliOk("cli-a", "pair", "request")
+        val line = requested.stdout.lines().first { it.startsWith("wvpair1.") }
+        val request = PairingRequest.parse(line)
+        assertTrue(requested.stdout.contains(request.shortAuthenticationString), "both sides show the same six digits: $requested")
+        runSuspending { kotlin.engine.approve(request) }
+        assertEquals("P-from-kotlin", cliOk("cli-a", "pull", "--item", "passport").stdout.trim())
+        // The CLI edits; the Kotlin device restores silently.
+        cliOk("cli-a", "push", "--item", "licence", file("licence.txt", "L-from-cli"))
+        assertTrue(kotlin.sync() is SyncReport.Restored)
+        assertEquals("L-from-cli", kotlin.value("licence"))
+        val devices = cliOk("cli-a", "devices").stdout
+        assertTrue(devices.contains("A256GCMKW") && devices.contains(kotlin.keys.kek!!.kekId), devices)
+    }
+
+    @Test
+    fun theCliCreatesAndKotlinPairsThenEditsConflictsRecoveryRestoreAndRevocation() {
+        login("cli-b", "bob", "Laptop B")
+        val created = cliOk("cli-b", "init")
+        val code = recoveryCode(created.stdout) ?: fail("no recovery code in $created")
+        cliOk("cli-b", "push", "--item", "passport", file("p1.txt", "P-1"))
+
+        // Kotlin pairs: its request, the CLI approves with the six digits, the Kotlin device restores and enrolls its Keystore key.
+        val kotlin = KotlinDevice("bob", "Pixel 8")
+        val request = kotlin.engine.pairingRequest()
+        cliOk("cli-b", "pair", "approve", request.encoded, "--sas", request.shortAuthenticationString)
+        assertTrue(kotlin.sync() is SyncReport.Restored)
+        assertEquals("P-1", kotlin.value("passport"))
+        val kotlinKek = kotlin.keys.kek!!.kekId
+        val entries = kotlin.engine.devices()
+        assertEquals(setOf("ECDH-ES+A256KW", "A256KW", "A256GCMKW"), entries.map { it.alg }.toSet(), "CLI key, recovery code, Kotlin Keystore key")
+        assertEquals(3, entries.size, "the single-use pairing entry is gone")
+        assertTrue(cliOk("cli-b", "devices").stdout.contains(kotlinKek))
+
+        // Different items: merged.
+        kotlin.set("k-item", "from kotlin")
+        cliOk("cli-b", "push", "--item", "c-item", file("c.txt", "from cli"))
+        val merged = kotlin.sync()
+        assertTrue(merged is SyncReport.Merged && merged.conflicts.isEmpty(), merged.toString())
+        assertEquals("from cli", kotlin.value("c-item"))
+        assertEquals("from kotlin", cliOk("cli-b", "pull", "--item", "k-item").stdout.trim())
+
+        // The same item, CLI first: the conflict reaches the Kotlin callback; keeping this device's wins and is pushed.
+        kotlin.set("shared", "kotlin value")
+        cliOk("cli-b", "push", "--item", "shared", file("s1.txt", "cli value"))
+        kotlin.resolution = ConflictResolution.KEEP_LOCAL
+        kotlin.sync()
+        assertEquals(listOf(listOf("shared")), kotlin.conflicts)
+        assertEquals("kotlin value", kotlin.value("shared"))
+        assertEquals("kotlin value", cliOk("cli-b", "pull", "--item", "shared").stdout.trim())
+
+        // The same item, Kotlin first: the CLI exits 3 and keeps its edit; nothing is overwritten on the server.
+        kotlin.set("shared2", "kotlin 2")
+        cliOk("cli-b", "pull")
+        kotlin.sync()
+        val refused = cli("cli-b", "push", "--item", "shared2", file("s2.txt", "cli 2"))
+        assertEquals(3, refused.code, refused.toString())
+        kotlin.sync()
+        assertEquals("kotlin 2", kotlin.value("shared2"))
+        val kept = cliOk("cli-b", "sync", "--keep", "local")
+        assertNotNull(kept)
+        assertTrue(kotlin.sync() is SyncReport.Restored)
+        assertEquals("cli 2", kotlin.value("shared2"), "the CLI's edit was kept until it was decided")
+
+        // The Kotlin device restores an old version the CLI wrote.
+        cliOk("cli-b", "push", "--item", "doc", file("d1.txt", "old"))
+        cliOk("cli-b", "push", "--item", "doc", file("d2.txt", "new"))
+        kotlin.sync()
+        assertEquals("new", kotlin.value("doc"))
+        val versions = runSuspending { kotlin.backup.versions() }
+        val old = versions[1].syncId
+        assertTrue(runSuspending { kotlin.engine.restoreVersion(old) } is SyncReport.Restored)
+        assertEquals("old", kotlin.value("doc"))
+        assertEquals("old", cliOk("cli-b", "pull", "--item", "doc").stdout.trim(), "the CLI accepts the restored content as a newer version")
+
+        // The Kotlin device's key is invalidated; it recovers with the CLI's recovery code.
+        kotlin.keys.key!!.invalidate()
+        cliOk("cli-b", "push", "--item", "after", file("a.txt", "written while the key was dead"))
+        expectSync(SyncException.Code.KEY_INVALIDATED) { kotlin.sync() }
+        assertTrue(runSuspending { kotlin.engine.recover(RecoveryCodeKek(RecoveryCode.parse(code))) } is SyncReport.Restored)
+        assertEquals("written while the key was dead", kotlin.value("after"))
+        val newKek = kotlin.keys.kek!!.kekId
+        val listed = cliOk("cli-b", "devices").stdout
+        assertTrue(listed.contains(newKek) && !listed.contains(kotlinKek), listed)
+
+        // The CLI revokes the Kotlin device: it can no longer open.
+        val revoked = cliOk("cli-b", "revoke", newKek.substring(0, 16), "--code-file", file("code.txt", code + "\n"))
+        assertFalse(cliOk("cli-b", "devices").stdout.contains(newKek), revoked.toString())
+        expectSync(SyncException.Code.NO_ACCESS) { kotlin.sync() }
+        cliOk("cli-b", "push", "--item", "after-revoke", file("r.txt", "x"))
+        expectSync(SyncException.Code.NO_ACCESS) { kotlin.sync() }
+    }
+}

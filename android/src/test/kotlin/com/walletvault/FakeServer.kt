@@ -1,0 +1,113 @@
+package com.walletvault
+
+import java.io.IOException
+import java.util.concurrent.atomic.AtomicInteger
+
+/**
+ * An in-memory server speaking the README's API table (D1, D2, D3, versions) through [HttpTransport], with knobs
+ * for failures: 5xx and network errors, 429, 401, a pause before a save is stored.
+ */
+class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() }) : HttpTransport {
+    class Stored(val blob: ByteArray, val syncId: String)
+
+    val versions = ArrayList<Stored>()
+    val current: Stored? get() = synchronized(this) { versions.lastOrNull() }
+    val exchanges = AtomicInteger()
+    val saves = AtomicInteger()
+    val requests = ArrayList<HttpRequest>()
+    @Volatile var failNext = 0
+    @Volatile var networkErrorsNext = 0
+    @Volatile var rateLimitSaves = false
+    @Volatile var unauthorizedNext = 0
+    @Volatile var tokenLifetimeSeconds = 600L
+    @Volatile var beforeSaveStored: (() -> Unit)? = null
+    @Volatile var beforeExchange: (() -> Unit)? = null
+    private var tokenSerial = 0
+    private var lastSyncMillis = 0L
+
+    private fun json(status: Int, vararg members: Pair<String, JsonValue>, headers: Map<String, String> = emptyMap()) =
+        HttpResponse(status, headers + ("Content-Type" to "application/json"), Json.write(JsonValue.Obj(members.toList())))
+
+    private fun error(status: Int, code: String, vararg extra: Pair<String, JsonValue>, headers: Map<String, String> = emptyMap()) =
+        json(status, "error" to Json.str(code), "message" to Json.str(code), *extra, headers = headers)
+
+    override suspend fun send(request: HttpRequest): HttpResponse {
+        synchronized(this) { requests.add(request) }
+        if (networkErrorsNext > 0) { networkErrorsNext--; throw IOException("connection reset") }
+        if (failNext > 0) { failNext--; return error(503, "unavailable") }
+        val path = request.url.substringAfter("//").substringAfter("/").substringBefore("?")
+        val query = request.url.substringAfter("?", "")
+        if (path == "wallet-session-token.ashx") {
+            beforeExchange?.invoke()
+            exchanges.incrementAndGet()
+            if (request.headers["Authorization"] != "Bearer oidc-ok") return error(401, "invalid_token")
+            val token = synchronized(this) { "session-${++tokenSerial}" }
+            return json(200, "access_token" to Json.str(token), "token_type" to Json.str("Bearer"), "expires_in" to Json.int(tokenLifetimeSeconds))
+        }
+        if (path != "wallet-backup.ashx") return error(404, "not_found")
+        if (unauthorizedNext > 0) { unauthorizedNext--; return error(401, "invalid_token") }
+        if (request.headers["Authorization"]?.startsWith("Bearer session-") != true) return error(401, "invalid_token")
+        val action = query.split("&").firstOrNull { it.startsWith("action=") }?.substringAfter("=")
+        return when (action) {
+            "load" -> {
+                val wanted = query.split("&").firstOrNull { it.startsWith("sync_id=") }?.substringAfter("=")?.let { java.net.URLDecoder.decode(it, "UTF-8") }
+                val stored = synchronized(this) { if (wanted == null) versions.lastOrNull() else versions.firstOrNull { it.syncId == wanted } }
+                    ?: return error(404, "not_found")
+                if (wanted == null && request.headers["If-None-Match"] == "\"${stored.syncId}\"") return HttpResponse(304, mapOf("ETag" to "\"${stored.syncId}\""), ByteArray(0))
+                HttpResponse(200, mapOf("ETag" to "\"${stored.syncId}\""), stored.blob)
+            }
+            "save" -> {
+                val body = request.body ?: ByteArray(0)
+                if (body.size > 1_048_576) return error(413, "blob_too_large")
+                if (rateLimitSaves) return error(429, "rate_limited", headers = mapOf("Retry-After" to "120"))
+                try { VaultEnvelope.parse(body) } catch (e: VaultException.InvalidJson) { return error(400, "invalid_json") } catch (e: VaultException) {}
+                beforeSaveStored?.invoke()
+                synchronized(this) {
+                    val stored = versions.lastOrNull()
+                    val ifMatch = request.headers["If-Match"]
+                    val ifNoneMatch = request.headers["If-None-Match"]
+                    val conflict = (ifMatch != null && (stored == null || ifMatch != "\"${stored.syncId}\"")) || (ifNoneMatch == "*" && stored != null)
+                    if (conflict) return error(409, "conflict", "sync_id" to (stored?.let { Json.str(it.syncId) } ?: JsonValue.Null), "updatedUtc" to JsonValue.Null)
+                    lastSyncMillis = maxOf(lastSyncMillis + 1, clock())
+                    val id = UtcTime.format(lastSyncMillis)
+                    versions.add(Stored(body, id))
+                    saves.incrementAndGet()
+                    json(200, "ok" to JsonValue.Bool(true), "sync_id" to Json.str(id), "bytes" to Json.int(body.size.toLong()), headers = mapOf("ETag" to "\"$id\""))
+                }
+            }
+            "versions" -> synchronized(this) {
+                json(200, "versions" to JsonValue.Arr(versions.reversed().map { Json.obj("sync_id" to Json.str(it.syncId), "bytes" to Json.int(it.blob.size.toLong()), "updatedUtc" to JsonValue.Null, "hint" to JsonValue.Null) }))
+            }
+            else -> error(400, "invalid_action")
+        }
+    }
+
+    /** Serves [blob] as the current version (a server replaying or forging). */
+    fun replace(blob: ByteArray) = synchronized(this) {
+        lastSyncMillis = maxOf(lastSyncMillis + 1, clock())
+        versions.add(Stored(blob, UtcTime.format(lastSyncMillis)))
+    }
+}
+
+/** A test clock: time moves only when told; sleeps are recorded and advance it. */
+class FakeClock(var now: Long = 1_790_000_000_000) : WalletClock {
+    val sleeps = ArrayList<Long>()
+    override fun nowMillis(): Long = synchronized(this) { now }
+    override suspend fun sleep(millis: Long) {
+        checkCancelled()
+        synchronized(this) { sleeps.add(millis); now += millis }
+    }
+}
+
+/** Device keys for tests: software AES keys that can be invalidated as the Keystore does. */
+class TestDeviceKeys : DeviceKeyStore {
+    var key: InvalidatableKey? = null
+    var kek: KeystoreKek? = null
+    var prompts = 0
+    override fun current(): KeyEncryptionKey? = kek
+    override fun create(): KeyEncryptionKey {
+        val fresh = InvalidatableKey(Crypto.randomBytes(32))
+        key = fresh
+        return KeystoreKek(fresh, KeystoreKek.newKekId(), { c: javax.crypto.Cipher -> prompts++; c }).also { kek = it }
+    }
+}

@@ -1,0 +1,91 @@
+package com.walletvault
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestFactory
+import org.junit.jupiter.api.DynamicTest
+import java.io.File
+import javax.crypto.Cipher
+import javax.crypto.spec.SecretKeySpec
+
+/** Every committed vector in Tests/VaultEnvelopeTests/Vectors/format/ opens with its key, Swift- and Kotlin-written alike. */
+class FormatVectorTest {
+    companion object {
+        fun names(): List<String> = TestSupport.vectorDirectory.listFiles()!!.map { it.name }
+            .filter { it.endsWith(".blob.json") }.map { it.removeSuffix(".blob.json") }.sorted()
+
+        fun description(name: String) = Json.parse(File(TestSupport.vectorDirectory, "$name.key.json").readBytes()) as JsonValue.Obj
+
+        fun bytes(key: JsonValue.Obj, member: String) = Base64Url.decode(key[member]!!.string!!)!!
+
+        /** The key a `.key.json` describes (the passphrase kind needs the envelope). */
+        fun key(description: JsonValue.Obj, envelope: VaultEnvelope, keystore: Boolean = false): KeyEncryptionKey {
+            val key = description["key"] as JsonValue.Obj
+            return when (description["kind"]!!.string) {
+                "file" -> StoredKeyKek(bytes(key, "k"))
+                "recovery-code" -> RecoveryCodeKek(RecoveryCode.parse(key["recovery_code"]!!.string!!))
+                "passphrase" -> PassphraseKek.unlock(key["passphrase"]!!.string!!, envelope)
+                "aes-gcm" -> if (keystore) {
+                    // The Keystore path: a javax.crypto.SecretKey and an authenticator that hands the cipher back.
+                    KeystoreKek(SecretKeySpec(bytes(key, "k"), "AES"), description["kek_id"]!!.string!!, { cipher: Cipher -> cipher })
+                } else AesGcmKek(bytes(key, "k"), description["kek_id"]?.string)
+                "rsa" -> RsaKek.fromPkcs8Pem(key["pkcs8_pem"]!!.string!!)
+                "p256" -> DeviceKek.fromRaw(bytes(key, "d"), bytes(key, "x"), bytes(key, "y"))
+                "p256-self" -> SelfEcdhKek.fromRaw(bytes(key, "d"), bytes(key, "x"), bytes(key, "y"))
+                else -> throw IllegalArgumentException("unknown vector kind")
+            }
+        }
+
+        fun check(name: String, keystore: Boolean) {
+            val description = description(name)
+            val blob = File(TestSupport.vectorDirectory, "$name.blob.json").readBytes()
+            val envelope = VaultEnvelope.parse(blob)
+            val key = key(description, envelope, keystore)
+            assertEquals(description["kek_id"]!!.string, key.kekId, "$name kek_id")
+            val opened = runSuspending { VaultOpener(InMemoryCounterStore()).open(envelope, "vectors", listOf(key)) }
+            assertEquals(description["plaintext"]!!.string, Base64Url.encode(opened.plaintext), "$name plaintext")
+            assertEquals(description["dek"]!!.string, Base64Url.encode(opened.state.exportDek()), "$name dek")
+            assertEquals(description["alg"]?.string, envelope.entries.first().scheme.alg, "$name alg")
+            if (envelope.isExtended) {
+                assertEquals(description["aad"]!!.string, Base64Url.encode(HeaderAuthenticator.additionalData(envelope.header)), "$name aad")
+            }
+        }
+    }
+
+    @TestFactory
+    fun everyVectorOpensWithItsKey(): List<DynamicTest> {
+        val names = names()
+        assertTrue(names.size >= 9, "expected the nine Swift vectors at least, found $names")
+        return names.map { name -> DynamicTest.dynamicTest(name) { check(name, keystore = false) } }
+    }
+
+    @TestFactory
+    fun aesGcmVectorsOpenThroughTheKeystorePath(): List<DynamicTest> =
+        names().filter { description(it)["kind"]!!.string == "aes-gcm" }
+            .map { name -> DynamicTest.dynamicTest(name) { check(name, keystore = true) } }
+
+    @Test
+    fun workedExampleOfSection10() {
+        val k = Base64Url.decode(description("a256kw")["key"]!!.obj!!["k"]!!.string!!)!!
+        assertEquals("f0d9330b927be1a2a2cdeef76a64366785eb2d4b06c8102581083443cfb7ab22", TestSupport.hex(k))
+        assertEquals("SX_-nZJeBnwLVnczaSRtZA", symmetricKekId(k))
+        val dek = hexBytes("78d65d6d92c9b16caa67622744bb55c9a89170f0327a2837dd39cad140a40bd6")
+        assertEquals("c0578e46370b9117a6d43fb12b0ff93e6cb18358b7d2cea754f36bf3b096779da6a8de2980bd95df", TestSupport.hex(Crypto.aesKeyWrap(k, dek)))
+        assertEquals("48392c4a3b273ebc259390d8cc0ca28d26491d6da64af817fbf2c807374dc76c",
+            TestSupport.hex(Crypto.hkdf(dek, ByteArray(0), Crypto.utf8("WalletVault-v1 header MAC key"), 32)))
+        val envelope = VaultEnvelope.parse(File(TestSupport.vectorDirectory, "a256kw.blob.json").readBytes())
+        assertEquals("df3b95a05c4880b3fbd7cc7e62ddfc85" + "0ef2f7cbc46f29bc000f7038e0bb5cf0" + "00bff772242f57b82d825b8ca9fcedb4" +
+            "26ae30afa80b4c00aa2dd4bf123bedc0" + "44edd76e231f3411bd0a7d706ce6e0ef", TestSupport.hex(HeaderAuthenticator(dek).macs(envelope.header)))
+        assertEquals(482, HeaderAuthenticator.additionalData(envelope.header).size)
+    }
+
+    @Test
+    fun canonicalEncodingExampleOfSection51() {
+        val value = Json.parse("{\"b\":1,\"a\":\"x\"}")
+        assertEquals("6f" + "00000002" + "00000001" + "61" + "73" + "00000001" + "78" + "00000001" + "62" + "69" + "0000000000000001",
+            TestSupport.hex(CanonicalEncoding.encode(value)))
+    }
+
+    private fun hexBytes(hex: String) = ByteArray(hex.length / 2) { hex.substring(it * 2, it * 2 + 2).toInt(16).toByte() }
+}

@@ -1,0 +1,175 @@
+package com.walletvault
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assertions.fail
+import org.junit.jupiter.api.Test
+import java.util.concurrent.CancellationException
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+
+class NetworkTest {
+    private val server = FakeServer()
+    private val clock = FakeClock()
+    private val tokens = SessionTokenProvider("http://fake", { "oidc-ok" }, server, clock)
+    private val client = BackupClient("http://fake", tokens, server, clock)
+    private val blob = runSuspending {
+        VaultSealer(InMemoryCounterStore()).create(TestSupport.plaintext, "v", listOf(Recipient(StoredKeyKek.generate(), "k"))).blob
+    }
+
+    @Test
+    fun concurrentCallersShareOneExchange() {
+        val release = CountDownLatch(1)
+        val waiting = CountDownLatch(1)
+        server.beforeExchange = { waiting.countDown(); release.await(5, TimeUnit.SECONDS) }
+        val pool = Executors.newFixedThreadPool(8)
+        val results = (1..8).map { pool.submit<String> { runSuspending { tokens.token() } } }
+        assertTrue(waiting.await(5, TimeUnit.SECONDS))
+        Thread.sleep(200) // the other seven are now waiting on the one exchange
+        release.countDown()
+        val values = results.map { it.get(5, TimeUnit.SECONDS) }.toSet()
+        pool.shutdown()
+        assertEquals(1, server.exchanges.get())
+        assertEquals(setOf("session-1"), values)
+    }
+
+    @Test
+    fun tokenIsRefreshedBeforeItExpires() {
+        val first = runSuspending { tokens.token() }
+        clock.now += 500_000 // 8 min 20 s: still before the 90 s margin
+        assertEquals(first, runSuspending { tokens.token() })
+        assertEquals(1, server.exchanges.get())
+        clock.now += 20_000 // 8 min 40 s: inside the margin, the token is renewed before it runs out
+        val second = runSuspending { tokens.token() }
+        assertEquals(2, server.exchanges.get())
+        assertTrue(first != second)
+    }
+
+    @Test
+    fun a401RenewsTheSessionOnceThenGivesUp() {
+        runSuspending { client.save(blob) }
+        server.unauthorizedNext = 1
+        assertTrue(runSuspending { client.load() } != null)
+        assertEquals(2, server.exchanges.get())
+        server.unauthorizedNext = 2
+        try { runSuspending { client.load() }; fail<Unit>("no error") } catch (e: BackupError.Unauthorized) {}
+        assertEquals(3, server.exchanges.get())
+        // A refused OIDC token is Unauthorized too.
+        val refused = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-bad" }, server, clock), server, clock)
+        try { runSuspending { refused.load() }; fail<Unit>("no error") } catch (e: BackupError.Unauthorized) {}
+    }
+
+    @Test
+    fun preconditionsAndConditionalLoads() {
+        val first = runSuspending { client.save(blob, BackupClient.Precondition.IfNoneStored) }
+        assertEquals("*", server.requests.last().headers["If-None-Match"])
+        try { runSuspending { client.save(blob, BackupClient.Precondition.IfNoneStored) }; fail<Unit>("no conflict") } catch (e: BackupError.Conflict) {
+            assertEquals(first, e.currentSyncId)
+        }
+        val second = runSuspending { client.save(blob, BackupClient.Precondition.IfMatch(first)) }
+        assertEquals("\"$first\"", server.requests.last().headers["If-Match"])
+        try { runSuspending { client.save(blob, BackupClient.Precondition.IfMatch(first)) }; fail<Unit>("no conflict") } catch (e: BackupError.Conflict) {
+            assertEquals(second, e.currentSyncId)
+        }
+        assertNull(runSuspending { client.load(ifNoneMatch = second) })
+        assertEquals("\"$second\"", server.requests.last().headers["If-None-Match"])
+        assertEquals(second, runSuspending { client.load(ifNoneMatch = first) }!!.syncId)
+        assertEquals(first, runSuspending { client.load(syncId = first) }!!.syncId)
+        assertEquals(listOf(second, first), runSuspending { client.versions() }.map { it.syncId })
+    }
+
+    @Test
+    fun rateLimitTooLargeAndNotFound() {
+        try { runSuspending { client.load() }; fail<Unit>("no error") } catch (e: BackupError.NotFound) {}
+        server.rateLimitSaves = true
+        try { runSuspending { client.save(blob) }; fail<Unit>("no error") } catch (e: BackupError.RateLimited) { assertEquals(120, e.retryAfterSeconds) }
+        val before = server.requests.size
+        try { runSuspending { client.save(ByteArray(1_048_577)) }; fail<Unit>("no error") } catch (e: BackupError.BlobTooLarge) { assertEquals(1_048_577, e.bytes) }
+        assertEquals(before, server.requests.size, "a too-large blob is refused before any request")
+    }
+
+    @Test
+    fun retriesAreBoundedAndJittered() {
+        runSuspending { client.save(blob) }
+        server.failNext = 2
+        server.networkErrorsNext = 1
+        runSuspending { client.load() }
+        assertEquals(3, clock.sleeps.size)
+        // Full jitter under a doubling cap: 250, 500, 1000 ms.
+        clock.sleeps.forEachIndexed { i, ms -> assertTrue(ms in 0..(250L shl i), "sleep $i was $ms") }
+        clock.sleeps.clear()
+        server.failNext = 100
+        try { runSuspending { client.load() }; fail<Unit>("no error") } catch (e: BackupError.ServerUnavailable) { assertEquals(503, e.status) }
+        assertEquals(3, clock.sleeps.size, "four attempts, three waits")
+        server.failNext = 0
+        assertEquals(128L, RetryPolicy().delayMillis(1, 0.512))
+        assertEquals(8_000L, RetryPolicy().delayMillis(12, 1.0))
+    }
+
+    @Test
+    fun cancellationStopsRetriesAndSleeps() {
+        val real = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, server, SystemWalletClock), server, SystemWalletClock,
+            RetryPolicy(maxAttempts = 10, baseDelayMillis = 2_000, maxDelayMillis = 2_000))
+        runSuspending { real.save(blob) }
+        server.failNext = 1000
+        val cancellation = Cancellation()
+        Executors.newSingleThreadScheduledExecutor().schedule({ cancellation.cancel() }, 300, TimeUnit.MILLISECONDS)
+        val started = System.nanoTime()
+        try {
+            runSuspending(cancellation) { real.load() }
+            fail<Unit>("not cancelled")
+        } catch (e: CancellationException) {}
+        val elapsed = (System.nanoTime() - started) / 1_000_000
+        assertTrue(elapsed < 1_900, "cancelled after $elapsed ms")
+        val attempts = server.requests.count { it.url.contains("action=load") }
+        Thread.sleep(300)
+        assertEquals(attempts, server.requests.count { it.url.contains("action=load") }, "no attempt after cancellation")
+    }
+
+    @Test
+    fun realTransportTalksHttp() {
+        // A tiny local HTTP server, to run HttpURLConnection itself: headers, body, status, error body.
+        val socket = java.net.ServerSocket(0)
+        val thread = Thread {
+            socket.accept().use { s ->
+                val input = s.getInputStream().bufferedReader()
+                val lines = generateSequence { input.readLine() }.takeWhile { it.isNotEmpty() }.toList()
+                val length = lines.firstOrNull { it.startsWith("Content-Length:", ignoreCase = true) }?.substringAfter(":")?.trim()?.toInt() ?: 0
+                val body = CharArray(length).also { input.read(it) }
+                val answer = "{\"error\":\"conflict\",\"sync_id\":\"x\",\"echo\":\"${String(body)}\",\"m\":\"${lines.first { it.startsWith("If-Match") }.replace("\"", "\\\"")}\"}"
+                s.getOutputStream().write(("HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\nContent-Length: ${answer.length}\r\nConnection: close\r\n\r\n$answer").toByteArray())
+            }
+        }
+        thread.start()
+        val response = runSuspending { UrlConnectionTransport().send(HttpRequest("POST", "http://127.0.0.1:${socket.localPort}/wallet-backup.ashx?action=save",
+            mapOf("If-Match" to "\"a\""), Crypto.utf8("hello"))) }
+        thread.join(5000)
+        socket.close()
+        assertEquals(409, response.status)
+        val body = Json.parse(response.body) as JsonValue.Obj
+        assertEquals("hello", body["echo"]!!.string)
+        assertEquals("If-Match: \"a\"", body["m"]!!.string)
+        assertEquals("application/json", response.header("content-type"))
+    }
+
+    @Test
+    fun cancellingDisconnectsAHungRequest() {
+        // A server that accepts and never answers: only cancellation ends the wait (the read timeout is 30 s).
+        val socket = java.net.ServerSocket(0)
+        val accepted = ArrayList<java.net.Socket>()
+        val thread = Thread { try { accepted.add(socket.accept()) } catch (e: java.io.IOException) {} }
+        thread.start()
+        val cancellation = Cancellation()
+        Executors.newSingleThreadScheduledExecutor().schedule({ cancellation.cancel() }, 300, TimeUnit.MILLISECONDS)
+        val started = System.nanoTime()
+        try {
+            runSuspending(cancellation) { UrlConnectionTransport().send(HttpRequest("GET", "http://127.0.0.1:${socket.localPort}/x", emptyMap(), null)) }
+            fail<Unit>("not cancelled")
+        } catch (e: CancellationException) {}
+        assertTrue((System.nanoTime() - started) / 1_000_000 < 5_000)
+        accepted.forEach { it.close() }
+        socket.close()
+    }
+}
