@@ -210,6 +210,24 @@ import VaultCore
         }
     }
 
+    /// The member to decode is matched as a Swift string, as the tree builder matches it: a canonically equivalent
+    /// spelling is that member.
+    @Test(arguments: ["é", "e\u{301}", "", "a\u{0}", "cipher"])
+    func extractionByAnyNameAgrees(name: String) {
+        let texts = [#"{"e\u0301":"AAEC","v":1}"#, #"{"\u00e9":"AAEC"}"#, #"{"é":"AA=="}"#, #"{"":"AAEC","x":[]}"#, #"{"a\u0000":"AAEC"}"#,
+                     #"{"a":"AAEC"}"#, #"{"cipher":"AAEC","é":5}"#, #"{"é":"AAEC","e\u0301":"AAEC"}"#, #"["é"]"#]
+        for text in texts {
+            let bytes = Data(text.utf8)
+            let expected = Result { () throws(JSONParseError) in try Self.yajl.parse(bytes, decodingBase64URLMember: name) }
+            let actual = Result { () throws(JSONParseError) in try PortableJSONParser().parse(bytes, decodingBase64URLMember: name) }
+            switch (expected, actual) {
+            case (.success(let a), .success(let b)): #expect(a.value == b.value && a.decoded == b.decoded, "\(text) \(name.debugDescription)")
+            case (.failure(let a), .failure(let b)): #expect(a.code == b.code, "\(text) \(name.debugDescription)")
+            default: Issue.record("\(text) \(name.debugDescription): yajl \(expected), portable \(actual)")
+            }
+        }
+    }
+
     @Test func extractionOfAVaultSizedMember() throws {
         let bytes = Data((0..<1_000_003).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let letters = Base64URL.encode(bytes)
