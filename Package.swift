@@ -67,7 +67,7 @@ let package = Package(
         ),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
-        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto"]),
+        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto", "VaultJSON"]),
         .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 

@@ -14,6 +14,11 @@ let package = Package(
         .executableTarget(name: "FuzzShape", dependencies: [
             .product(name: "VaultJSON", package: "WalletVault"), .product(name: "VaultCore", package: "WalletVault"),
         ]),
+        // Any text: PortableJSONParser (the reader for platforms without yajl) held to JSONParser's yajl engine, and
+        // PortableJSONSerializer to JSONSerializer (jansson) on what it reads.
+        .executableTarget(name: "FuzzPortableJSON", dependencies: [
+            .product(name: "VaultJSON", package: "WalletVault"), .product(name: "VaultCore", package: "WalletVault"),
+        ]),
         // A bearer token: compact JWS parsing, signature check against fixed keys, then the claim rules.
         .executableTarget(name: "FuzzJWT", dependencies: [
             .product(name: "VaultJOSE", package: "WalletVault"), .product(name: "VaultJSON", package: "WalletVault"),

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-TARGETS=${FUZZ_TARGETS:-"FuzzShape FuzzJWT FuzzEnvelope"}
+TARGETS=${FUZZ_TARGETS:-"FuzzShape FuzzPortableJSON FuzzJWT FuzzEnvelope"}
 JOBS=${FUZZ_JOBS:-1}
 
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then
@@ -35,7 +35,7 @@ seed() {  # target -> fills Fuzz/corpus/<target>/seeds from the repository's tes
   local target=$1 dir=Fuzz/corpus/$1/seeds
   rm -rf "$dir" && mkdir -p "$dir"
   case $target in
-    FuzzShape)
+    FuzzShape|FuzzPortableJSON)
       cp Tests/VaultCoreTests/Fixtures/JSONTestSuite/test_parsing/*.json "$dir/"
       for f in Tests/VaultEnvelopeTests/Vectors/format/*.blob.json; do cp "$f" "$dir/vector-$(basename "$f")"; done
       vectors_with_cipher_last "$dir" ;;
@@ -67,6 +67,7 @@ for target in $TARGETS; do
   log=Fuzz/logs/$target.log
   extra=()
   [ "$target" = FuzzShape ] && extra+=(-max_len=65536)
+  [ "$target" = FuzzPortableJSON ] && extra+=(-max_len=65536 -dict=Fuzz/json.dict)
   [ "$target" = FuzzEnvelope ] && extra+=(-max_len=16384)
   [ "$JOBS" -gt 1 ] && extra+=(-fork="$JOBS" -ignore_crashes=0)
   echo "== $target: ${SECONDS_EACH}s, seeds $(ls "Fuzz/corpus/$target/seeds" | wc -l)"

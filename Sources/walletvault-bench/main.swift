@@ -1,6 +1,7 @@
 import Foundation
 import VaultCrypto
 import VaultEnvelope
+@_spi(Engines) import VaultJSON
 
 /// Measures the envelope's hot paths for `scripts/bench_crypto.sh`, which sets them beside OpenSSL and argon2(1).
 ///
@@ -8,6 +9,9 @@ import VaultEnvelope
 ///     walletvault-bench open BYTES SECONDS     open alone, for profiling it (`perf record -g`)
 ///     walletvault-bench argon2 KIB T P RUNS    Argon2id of "password" with salt "saltsaltsaltsalt", median time
 ///     walletvault-bench sha256 COUNT           SHA-256 of a 400-byte token: through `Data`, and on the stack
+///     walletvault-bench json BYTES SECONDS     parse of a BYTES-byte vault's blob: PortableJSONParser beside
+///                                              JSONParser's yajl engine and its default (simdjson) engine; and
+///                                              of 5,000 small objects, portable beside yajl
 ///
 /// Output is `name value` lines: throughputs in bytes per second, times in seconds, the Argon2id output in hex so
 /// the script can check it equals argon2(1)'s.
@@ -82,6 +86,33 @@ func open(bytes: Int, seconds: Double) async throws {
     print("open_bytes_per_second \(opensPerSecond * Double(bytes))")
 }
 
+/// Seconds per parse of a sealed vault's blob, whole and with `cipher` decoded while reading, by each parser: the
+/// portable one has to stay near yajl's speed for an SDK without yajl to open a vault as fast.
+func json(bytes: Int, seconds: Double) async throws {
+    let blob = try await BenchVault(bytes: bytes).created.blob
+    var yajl = JSONParser()
+    yajl.engine = .yajl
+    let portable = PortableJSONParser()
+    let entry = #"{"kek_id":"pRfPPsrJb2SMtov6-iv0dA","dek_cipher":"78MqtTUGFT5e6MF4rdzeIAQ4b0UvewUnooZyZrV7P0E","alg":"A256GCMKW","#
+        + #""n":1234567,"x":-1.5e-3,"label":"caf\u00e9 \"x\"\n","created":"2026-08-12T19:00:06.000Z","ok":true,"none":null}"#
+    let objects = Data(("[" + Array(repeating: entry, count: 5000).joined(separator: ",") + "]").utf8)
+    print("blob_bytes \(blob.count)")
+    print("objects_bytes \(objects.count)")
+    let cases: [(String, () throws -> Void)] = [
+        ("portable_parse", { _ = try portable.parse(blob) }),
+        ("yajl_parse", { _ = try yajl.parse(blob) }),
+        ("portable_parse_decoding_cipher", { _ = try portable.parse(blob, decodingBase64URLMember: "cipher") }),
+        ("yajl_parse_decoding_cipher", { _ = try yajl.parse(blob, decodingBase64URLMember: "cipher") }),
+        ("default_parse_decoding_cipher", { _ = try JSONParser().parse(blob, decodingBase64URLMember: "cipher") }),
+        // Structure rather than one long string: 5,000 wrapped-key-like objects, about 1.1 MB.
+        ("portable_parse_5000_objects", { _ = try portable.parse(objects) }),
+        ("yajl_parse_5000_objects", { _ = try yajl.parse(objects) }),
+    ]
+    for (name, parse) in cases {
+        print("\(name)_seconds \(1 / (try await measure(seconds: seconds) { try parse() }))")
+    }
+}
+
 func sha256(count: Int) {
     var token = String(repeating: "eyJhbGciOiJIUzI1NiJ9", count: 20)
     var sink = 0
@@ -115,11 +146,13 @@ case ("vault"?, let numbers) where numbers.count == 2:
     try await vault(bytes: Int(numbers[0]), seconds: numbers[1])
 case ("open"?, let numbers) where numbers.count == 2:
     try await open(bytes: Int(numbers[0]), seconds: numbers[1])
+case ("json"?, let numbers) where numbers.count == 2:
+    try await json(bytes: Int(numbers[0]), seconds: numbers[1])
 case ("sha256"?, let numbers) where numbers.count == 1:
     sha256(count: Int(numbers[0]))
 case ("argon2"?, let numbers) where numbers.count == 4:
     try argon2(memoryKiB: Int(numbers[0]), iterations: Int(numbers[1]), parallelism: Int(numbers[2]), runs: Int(numbers[3]))
 default:
-    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | json BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT\n".utf8))
     exit(2)
 }
