@@ -158,7 +158,11 @@ struct JSONTreeBuilder {
 
     private mutating func string(_ decoded: UnsafeBufferPointer<UInt8>) -> Bool {
         if open.count == 1, open[0].isObject, let extractedName, open[0].pendingName == extractedName {
-            if !decodeExtracted(UnsafeRawBufferPointer(decoded)) {
+            if decodeExtracted(UnsafeRawBufferPointer(decoded)) {
+                // text(of:) did not run for this token, so move the start of the next token's search past it
+                // (else a later escaped name would be checked against the wrong bytes and wrongly refused).
+                if !stringsAreChecked { endOfLastString = position }
+            } else {
                 // Not base64url is the shape's business, but text that is not even Unicode is still a JSON error.
                 guard text(of: decoded) != nil else { return false }
                 record(.notBase64URL)

@@ -31,8 +31,6 @@ public func fuzzPortableJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
             precondition(a.value == b.value && a.decoded == b.decoded, "extraction differs between yajl and the portable parser")
         case (.failure(let a), .failure(let b)) where a.code == b.code:
             break
-        case (.failure(let refusal), _) where isKnownYajlPathRefusal(refusal, whole: expected, portable: actualExtraction):
-            break
         default:
             preconditionFailure("yajl and the portable parser disagree on the text while extracting")
         }
@@ -43,34 +41,6 @@ public func fuzzPortableJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
                      "the serializers wrote a double differently")
     }
     return 0
-}
-
-/// The yajl path's one known wrong answer (PortableJSONParserTests.knownYajlPathDivergenceAfterADecodedMember): after
-/// a `cipher` decoded from base64url, the tree builder hands jansson the wrong bytes to check the next name's escapes
-/// and refuses a valid name as an unpaired surrogate, where the text may be valid or refused later for another
-/// reason. Decoding a member while reading changes nothing else about what is accepted, so such a refusal is
-/// allowed only where yajl, reading the same text without decoding, does not refuse it that way, and the portable
-/// parser's extraction gives that reading: the same error code, or the same value with `cipher` taken out and
-/// decoded.
-func isKnownYajlPathRefusal(
-    _ refusal: JSONParseError, whole: Result<JSONValue, JSONParseError>,
-    portable: Result<(value: JSONValue, decoded: DecodedBase64URLMember?), JSONParseError>
-) -> Bool {
-    guard refusal.code == .syntax, refusal.reason.contains("unpaired surrogate escape") else { return false }
-    switch (whole, portable) {
-    case (.failure(let error), _) where error == refusal:
-        // yajl refuses the text the same way without decoding: a real refusal, which the portable parser missed.
-        return false
-    case (.failure(let error), .failure(let portableError)):
-        return error.code == portableError.code
-    case (.success(.object(let members)), .success(let reading)):
-        guard let cipher = members.first(where: { $0.key == "cipher" })?.value.stringValue,
-              let bytes = Base64URL.decode(cipher)
-        else { return false }
-        return reading.value == .object(members.filter { $0.key != "cipher" }) && reading.decoded == .decoded(bytes)
-    default:
-        return false
-    }
 }
 
 /// SwiftPM links an executable's entry point as `FuzzPortableJSON_main`; this hands control to libFuzzer's driver.
