@@ -1,3 +1,5 @@
+// Linux: simdjson and yajl. Elsewhere (Apple platforms) JSONParser+Portable.swift reads with PortableJSONParser.
+#if canImport(CYajl)
 import CJSONScan
 import CYajl
 import Foundation
@@ -213,3 +215,4 @@ public struct JSONParser: Sendable {
         return String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Linux: jansson. Elsewhere (Apple platforms) JSONSerializer+Portable.swift writes with PortableJSONSerializer.
+#if canImport(CJansson)
 import CJansson
 import Foundation
 import VaultCore
@@ -51,3 +53,4 @@ public enum JSONSerializer {
         }
     }
 }
+#endif

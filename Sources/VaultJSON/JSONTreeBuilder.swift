@@ -1,3 +1,5 @@
+// Linux only: the tree builder behind yajl's and simdjson's events.
+#if canImport(CYajl)
 import CJSONScan
 import CJansson
 import CYajl
@@ -302,3 +304,4 @@ private extension UnsafeBufferPointer<UInt8> {
         return seen & 0x8080_8080_8080_8080 == 0
     }
 }
+#endif

@@ -12,9 +12,11 @@ import VaultCrypto
         let sealed = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: label)])
         let opened = try await opener.open(sealed.blob, vaultID: "v", keys: [key])
         #expect(opened.plaintext == TestSupport.plaintext)
-        // Written last, `cipher` is read without the JSON parser scanning it.
+        #if canImport(CYajl)
+        // Written last, `cipher` is read without the JSON parser scanning it (the fast path exists where simdjson does).
         let cut = try #require(JSONParser().parseCuttingTrailingString(sealed.blob, member: "cipher"))
         #expect(cut.decoded == opened.state.envelope.sealedBox.ciphertext)
+        #endif
         let entry = try #require(opened.state.envelope.entries.first)
         #expect(entry.algorithm == key.algorithm)
         #expect(entry.kekID == key.kekID)
