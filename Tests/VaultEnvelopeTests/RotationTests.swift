@@ -35,7 +35,7 @@ import VaultCrypto
         let second = try await sealer.seal(TestSupport.plaintext, over: created.state)
         #expect(second.rotation == nil && second.state.dekSeals == 2)
 
-        try FileManager.default.removeItem(at: fileKey.fileURL)
+        try FileManager.default.removeItem(at: try #require(fileKey.fileURL))
         let keys: [any KeyWrapping] = [device, recovery, fileKey, android]
         let third = try await sealer.seal(TestSupport.plaintext, over: second.state, keys: keys)
         let rotation = try #require(third.rotation)
