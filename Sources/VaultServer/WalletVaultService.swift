@@ -49,6 +49,15 @@ public struct WalletVaultService: HTTPResponder {
         return response
     }
 
+    public func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse {
+        let response = APIError(status == 501 ? .notImplemented : .malformedRequest, reason).response
+        // The path may be attacker text cut at a NUL: `record` names unknown ones `(unknown)`.
+        let notes = RequestNotes()
+        notes.reason = reason
+        record(HTTPRequest(method: method, path: path), response: response, bytesIn: 0, notes: notes, started: DispatchTime.now())
+        return response
+    }
+
     /// Saves and erasures wait for a synced commit; everything else answers from memory or a read.
     public func waitsOnStorage(_ request: HTTPRequest) -> Bool {
         request.path == Self.backupPath && request.method == "POST"
