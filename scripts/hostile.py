@@ -348,6 +348,17 @@ def body_cases() -> list[Case]:
         Case("body: NaN", canary_save(replace_member(wvlive.blob("canary"), "v", "NaN")), 400, "invalid_json"),
         Case("body: single quotes", canary_save(good.replace(b'"', b"'")), 400, "invalid_json"),
         Case("body: form-encoded instead of JSON", canary_save(b"v=1&cipher=AAAA"), 400, "invalid_json"),
+        # Issue 17 §5: a save whose Content-Type is not JSON is 415, however well its bytes parse.
+        *[Case(f"content-type: a valid blob sent as {media}", simple(
+            "POST", SAVE, [("Content-Type", media)], wvlive.blob_bytes("evil"), token=lambda c: c.canary), 415,
+            "unsupported_media_type") for media in ("text/plain", "multipart/form-data; boundary=x",
+                                                    "application/x-www-form-urlencoded", "application/jsonx",
+                                                    "application/json-patch+json")],
+        Case("content-type: application/json; charset=utf-8 is accepted", simple(
+            "POST", SAVE, [("Content-Type", "Application/JSON; charset=utf-8")], wvlive.blob_bytes("ct-user"),
+            token=lambda c: c.session("ct-user")), 200),
+        Case("content-type: none at all is taken for JSON", simple(
+            "POST", SAVE, [], wvlive.blob_bytes("ct-none"), token=lambda c: c.session("ct-none")), 200),
         Case("size: exactly max_blob_bytes is accepted",
              simple("POST", SAVE, [("Content-Type", "application/json")], exact_size_blob(LIMIT, "limit"),
                     token=lambda c: c.session("limit-user")), 200),
@@ -675,6 +686,9 @@ def token_cases() -> list[Case]:
         ("expired 2 minutes ago (past the 60 s leeway)", lambda c: c.issuer.token(sub="canary", exp=now() - 120)),
         ("not valid for another hour (nbf)", lambda c: c.issuer.token(sub="canary", nbf=now() + 3600)),
         ("nbf 2 minutes ahead (past the leeway)", lambda c: c.issuer.token(sub="canary", nbf=now() + 120)),
+        # Issue 17 §5: RFC 9068 sets no rule for a future iat; one past the leeway is refused like an early nbf.
+        ("iat a day in the future", lambda c: c.issuer.token(sub="canary", iat=now() + 86400, exp=now() + 86700)),
+        ("iat 2 minutes ahead (past the leeway)", lambda c: c.issuer.token(sub="canary", iat=now() + 120)),
         ("exp missing", lambda c: c.issuer.token(sub="canary", exp=DROP)),
         ("exp a string", lambda c: c.issuer.token(sub="canary", exp=str(now() + 300))),
         ("exp a huge float", lambda c: c.issuer.token(sub="canary", exp=1e300)),
@@ -758,6 +772,8 @@ def token_cases() -> list[Case]:
         Case("control: a token without kid verifies against the one issuer key for its alg",
              mint_with(lambda c: rs(c).sign(claims(c), kid=None)), 200),
         Case("control: the other issuer's token for oem-a mints", mint_with(lambda c: c.other.token(sub="control")), 200),
+        Case("control: iat 30 s ahead (inside the leeway) mints",
+             mint_with(lambda c: c.issuer.token(sub="control", iat=now() + 30)), 200),
     ]
     # Session tokens at the backup endpoint.
     session_cases = [
@@ -783,6 +799,11 @@ def token_cases() -> list[Case]:
             c.canary_payload_for("mallory")) + "." + c.canary.split(".")[2], "load"),
         ("session token truncated", lambda c: c.canary[:-5], "load"),
         ("session token without oidc_iss", lambda c: c.setup.session_token(sub="canary", oidc_iss=DROP), "load"),
+        # Issue 17 §5: signed with the server's key, but for an issuer the server does not trust.
+        ("session token naming an unconfigured oidc_iss (load)",
+         lambda c: c.setup.session_token(sub="canary", oidc_iss="https://evil.test"), "load"),
+        ("session token naming an unconfigured oidc_iss (save)",
+         lambda c: c.setup.session_token(sub="canary", oidc_iss="https://idp.test/"), "save"),
     ]
     for name, build, action in session_cases:
         if action == "save":

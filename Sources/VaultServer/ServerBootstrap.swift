@@ -68,7 +68,8 @@ public enum ServerBootstrap {
         let service = WalletVaultService(
             store: store, oidc: OIDCTokenVerifier(issuers: issuers),
             sessions: try SessionTokenService(issuer: configuration.sessionIssuer,
-                                              keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile)),
+                                              keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile),
+                                              oidcIssuers: Set(configuration.issuers.map(\.issuer))),
             storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
             devOIDC: devOIDC, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies)
         let address = try configuration.listenAddress()
@@ -79,6 +80,9 @@ public enum ServerBootstrap {
         options.connectionLimit = configuration.limits.maxConnections
         options.perIPConnectionLimit = configuration.limits.maxConnectionsPerIP
         options.connectionTimeoutSeconds = configuration.limits.connectionTimeoutSeconds
+        options.headerTimeoutSeconds = configuration.limits.headerTimeoutSeconds
+        options.bodyMinimumBytesPerSecond = configuration.limits.bodyMinimumBytesPerSecond
+        options.bodyGraceSeconds = configuration.limits.bodyGraceSeconds
         if let tls = configuration.tls, let tlsCredentials {
             options.tls = (tlsCredentials.certificateChain, tlsCredentials.privateKey)
             options.tlsProfile = tls.profile

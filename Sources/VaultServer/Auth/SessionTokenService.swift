@@ -16,6 +16,8 @@ public struct SessionTokenService: Sendable {
     public static let lifetime: Int64 = 600
 
     private let issuer: String
+    /// The OIDC issuers a session token's `oidc_iss` may name; nil accepts any.
+    private let oidcIssuers: Set<String>?
     private let signer: JWSSigner
     private let verificationKeys: JSONWebKeySet
 
@@ -36,13 +38,18 @@ public struct SessionTokenService: Sendable {
     /// Creates the service; the first key signs, all keys verify (for rotation).
     ///
     /// - Throws: `ServerStartupError` when there is no key, a secret is short, or a `kid` repeats.
-    public init(issuer: String, keys: [Key]) throws(ServerStartupError) {
+    ///
+    /// `oidcIssuers`, when given, are the OIDC issuers the server trusts: a session token naming another in
+    /// `oidc_iss` (signed with a current key, so minted before that issuer was removed, or forged with a leaked
+    /// key) is refused rather than acted on.
+    public init(issuer: String, keys: [Key], oidcIssuers: Set<String>? = nil) throws(ServerStartupError) {
         guard let first = keys.first else { throw ServerStartupError("session_keys_file: at least one key is required") }
         guard keys.allSatisfy({ $0.secret.count >= 32 && !$0.keyID.isEmpty }) else {
             throw ServerStartupError("session_keys_file: every key needs a kid and a secret of at least 32 bytes")
         }
         guard Set(keys.map(\.keyID)).count == keys.count else { throw ServerStartupError("session_keys_file: kids repeat") }
         self.issuer = issuer
+        self.oidcIssuers = oidcIssuers
         signer = JWSSigner(keyID: first.keyID, key: .hmac(SymmetricKey(data: first.secret)))
         verificationKeys = JSONWebKeySet(keys: keys.map {
             JSONWebKey(keyID: $0.keyID, material: .hmac(SymmetricKey(data: $0.secret)), algorithm: .hs256)
@@ -105,6 +112,9 @@ public struct SessionTokenService: Sendable {
             guard let oidcIssuer = claims["oidc_iss"]?.stringValue, let expiry = claims["exp"]?.integerValue,
                 expiry < Int64.max / 1000 - rules.leewaySeconds
             else { throw AuthenticationFailure("session token: oidc_iss or an integer exp missing") }
+            if let oidcIssuers, !oidcIssuers.contains(oidcIssuer) {
+                throw AuthenticationFailure("session token: oidc_iss is no configured issuer")
+            }
             return Verified(
                 identity: SessionIdentity(issuer: oidcIssuer, subject: identity.subject, authorizedParty: identity.authorizedParty),
                 validUntil: (expiry + rules.leewaySeconds) * 1000)
