@@ -79,15 +79,14 @@ public struct SessionTokenService: Sendable {
     /// - Throws: only if signing fails, which HMAC does not.
     public func mint(for identity: SessionIdentity, now: UTCTimestamp) throws -> String {
         let issuedAt = now.millisecondsSinceEpoch / 1000
-        let claims: [String: JSONScalar] = [
-            "iss": .string(issuer), "aud": .string(Self.audience), "sub": .string(identity.subject),
-            "azp": .string(identity.authorizedParty), "oidc_iss": .string(identity.issuer),
-            "scope": .string(Self.scope), "iat": .integer(issuedAt), "nbf": .integer(issuedAt),
-            "exp": .integer(issuedAt + Self.lifetime), "jti": .string(Base64URL.encode(SecureRandom.bytes(count: 16))),
-        ]
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try signer.sign(payload: try encoder.encode(claims), type: Self.tokenType)
+        // Members sorted by name, as before; jansson writes them in this order, JSONEncoder cost six times as much.
+        let claims: JSONValue = .object([
+            ("aud", .string(Self.audience)), ("azp", .string(identity.authorizedParty)),
+            ("exp", .integer(issuedAt + Self.lifetime)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
+            ("jti", .string(Base64URL.encode(SecureRandom.bytes(count: 16)))), ("nbf", .integer(issuedAt)),
+            ("oidc_iss", .string(identity.issuer)), ("scope", .string(Self.scope)), ("sub", .string(identity.subject)),
+        ])
+        return try signer.sign(payload: JSONSerializer.data(of: claims), type: Self.tokenType)
     }
 
     /// A verified session: whom it acts for and until when it verifies.
@@ -126,7 +125,7 @@ public struct SessionTokenService: Sendable {
     }
 }
 
-/// A claim value as minted: a string or an integer.
+/// A claim value as minted by the development issuer: a string or an integer.
 enum JSONScalar: Encodable {
     case string(String)
     case integer(Int64)

@@ -268,6 +268,20 @@ public final class HTTPServer: @unchecked Sendable {
     /// libmicrohttpd picks `Transfer-Encoding` over `Content-Length` and the first of two `Content-Length`
     /// fields, and cuts a decoded NUL out of the path and query; a proxy in front may do otherwise, so each
     /// of these is an answer and a closed connection, never a guess (RFC 9112 §6.1, §6.3; RFC 9110 §5.5).
+    /// Whether `target` contains the three bytes `%00`.
+    static func containsEncodedNUL(_ target: String.UTF8View) -> Bool {
+        var matched = 0
+        for byte in target {
+            switch (matched, byte) {
+            case (_, UInt8(ascii: "%")): matched = 1
+            case (1, UInt8(ascii: "0")): matched = 2
+            case (2, UInt8(ascii: "0")): return true
+            default: matched = 0
+            }
+        }
+        return false
+    }
+
     static func framingRefusal(_ connection: OpaquePointer, version: String, rawTarget: String, limit: Int)
         -> (status: Int, reason: String)? {
         var facts = wv_mhd_header_facts()
@@ -288,7 +302,8 @@ public final class HTTPServer: @unchecked Sendable {
             return (400, "Content-Length is too large to be a length")
         }
         // `%00` is the only spelling of NUL in a target; libmicrohttpd decodes it and the C string then ends there.
-        if rawTarget.utf8.count >= 3, rawTarget.contains("%00") {
+        // Searched on the bytes: Foundation's `contains` on a String cost 2% of a D1 mint.
+        if rawTarget.utf8.count >= 3, Self.containsEncodedNUL(rawTarget.utf8) {
             return (400, "the path or a query value holds an encoded NUL")
         }
         return nil
