@@ -6,13 +6,14 @@
 # Prints markdown table rows (| path | value | anchor | anchor value | ratio | goal |) on stdout, everything else
 # on stderr; scripts/bench_all.sh (make bench) prints the header and the rows of every bench script.
 # Usage: scripts/bench.sh   (after `swift build -c release`)
-# Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), MINT_USERS (default 256).
+# Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), MINT_USERS (default 256),
+#      WV_SERVER_BINARY (default .build/release/walletvault-server; another build for paired comparisons).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-64}
 MINT_USERS=${MINT_USERS:-256}
-BIN=.build/release/walletvault-server
+BIN=${WV_SERVER_BINARY:-.build/release/walletvault-server}
 work=$(mktemp -d)
 server_pid=""; nginx_pid=""
 cleanup() {

@@ -7,14 +7,15 @@
 # on stderr; scripts/bench_all.sh (make bench) prints the header and the rows of every bench script.
 # Usage: scripts/bench_storage.sh  (after `swift build -c release`; starts a throwaway cluster unless
 #        WALLETVAULT_TEST_POSTGRES_URL names one, as under scripts/with-postgres.sh)
-# Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), USERS (default 256).
+# Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), USERS (default 256),
+#      WV_SERVER_BINARY (default .build/release/walletvault-server; another build for paired comparisons).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${WALLETVAULT_TEST_POSTGRES_URL:-}" ]; then exec scripts/with-postgres.sh "$0" "$@"; fi
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-64}
 USERS=${USERS:-256}
-BIN=.build/release/walletvault-server
+BIN=${WV_SERVER_BINARY:-.build/release/walletvault-server}
 PGBIN=${WALLETVAULT_TEST_PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)}
 URL=$WALLETVAULT_TEST_POSTGRES_URL
 work=$(mktemp -d)
