@@ -37,11 +37,10 @@ public struct SessionTokenService: Sendable {
 
     /// Creates the service; the first key signs, all keys verify (for rotation).
     ///
-    /// - Throws: `ServerStartupError` when there is no key, a secret is short, or a `kid` repeats.
-    ///
     /// `oidcIssuers`, when given, are the OIDC issuers the server trusts: a session token naming another in
     /// `oidc_iss` (signed with a current key, so minted before that issuer was removed, or forged with a leaked
     /// key) is refused rather than acted on.
+    /// - Throws: `ServerStartupError` when there is no key, a secret is short, or a `kid` repeats.
     public init(issuer: String, keys: [Key], oidcIssuers: Set<String>? = nil) throws(ServerStartupError) {
         guard let first = keys.first else { throw ServerStartupError("session_keys_file: at least one key is required") }
         guard keys.allSatisfy({ $0.secret.count >= 32 && !$0.keyID.isEmpty }) else {
