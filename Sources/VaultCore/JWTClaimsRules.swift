@@ -9,7 +9,7 @@ public struct JWTClaimsRules: Sendable, Hashable {
     public var allowedAuthorizedParties: Set<String>?
     /// When set, the `scope` claim must list this scope.
     public var requiredScope: String?
-    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
+    /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
     public var leewaySeconds: Int64 = 60
 
     /// Creates rules for one issuer.
@@ -46,6 +46,12 @@ public struct JWTClaimsRules: Sendable, Hashable {
         guard now - leewaySeconds < exp else { throw JWTClaimsError(.expired, "token expired") }
         if let nbf = try numericDate(claims, "nbf"), now + leewaySeconds < nbf {
             throw JWTClaimsError(.notYetValid, "token not yet valid")
+        }
+        // RFC 9068 §2.2 makes `iat` the time the token was issued and sets no rule for one in the future; a token
+        // "issued" later than any clock skew explains is pre-minted or from a broken issuer clock, and accepting it
+        // would let it outlive what its issuer meant, so it is refused like an early `nbf`.
+        if let iat = try numericDate(claims, "iat"), now + leewaySeconds < iat {
+            throw JWTClaimsError(.notYetValid, "iat is in the future")
         }
         guard claims["iss"]?.stringValue == issuer else { throw JWTClaimsError(.wrongIssuer, "iss does not match") }
         guard audienceMatches(claims["aud"]) else { throw JWTClaimsError(.wrongAudience, "aud does not match") }

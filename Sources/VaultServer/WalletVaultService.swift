@@ -18,11 +18,12 @@ public struct WalletVaultService: HTTPResponder {
     private let metrics: ServerMetrics
     private let clientAddresses: ClientAddressResolver
     private let clock: any ServerClock
+    private let drain: DrainSignal
 
     /// Assembles the service from its parts.
     public init(store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
                 limits: ServerConfiguration.Limits, clock: any ServerClock, devOIDC: DevOIDCProvider?, logger: RequestLogger,
-                metrics: ServerMetrics, trustedProxies: [String] = []) {
+                metrics: ServerMetrics, trustedProxies: [String] = [], drain: DrainSignal = DrainSignal()) {
         self.store = store
         sessionTokens = SessionTokenEndpoint(oidc: oidc, sessions: sessions, clock: clock)
         backup = BackupEndpoint(store: store, sessions: sessions, storageKeys: storageKeys,
@@ -33,6 +34,7 @@ public struct WalletVaultService: HTTPResponder {
         self.metrics = metrics
         self.clientAddresses = ClientAddressResolver(trustedProxies: trustedProxies)
         self.clock = clock
+        self.drain = drain
     }
 
     public func bodyLimit(method: String, path: String) -> Int {
@@ -46,6 +48,15 @@ public struct WalletVaultService: HTTPResponder {
         let response = error.response
         record(HTTPRequest(method: method, path: path), response: response, bytesIn: limit + 1, notes: RequestNotes(),
                started: DispatchTime.now())
+        return response
+    }
+
+    public func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse {
+        let response = APIError(status == 501 ? .notImplemented : .malformedRequest, reason).response
+        // The path may be attacker text cut at a NUL: `record` names unknown ones `(unknown)`.
+        let notes = RequestNotes()
+        notes.reason = reason
+        record(HTTPRequest(method: method, path: path), response: response, bytesIn: 0, notes: notes, started: DispatchTime.now())
         return response
     }
 
@@ -79,6 +90,10 @@ public struct WalletVaultService: HTTPResponder {
             return .json(200, ["status": "ok"])
         case WirePath.ready:
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
+            if drain.isRaised {
+                notes.reason = "draining for shutdown"
+                throw APIError(.unavailable, "the server is shutting down", headers: ["Retry-After": "1"])
+            }
             do {
                 try store.checkReachable()
             } catch {

@@ -18,6 +18,11 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
     case invalidSyncID = "invalid_sync_id"
     /// 400: an `action` other than save, load, versions or delete.
     case invalidAction = "invalid_action"
+    /// 400: a request framed or addressed ambiguously (RFC 9112): `Content-Length` with `Transfer-Encoding`, two
+    /// `Content-Length` values, a `Content-Length` too large to be one, no or two `Host`, NUL, CR or other control
+    /// bytes in a header field, a space in a field name, or an encoded NUL in the path or a query value. The
+    /// connection closes after the answer.
+    case malformedRequest = "malformed_request"
     /// 404: nothing stored for this user (at that version), or an unknown path.
     case notFound = "not_found"
     /// 405: the wrong method; `Allow` lists the right ones.
@@ -28,11 +33,15 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
     case blobTooLarge = "blob_too_large"
     /// 413: a body other than a blob larger than the small-body cap.
     case requestTooLarge = "request_too_large"
+    /// 415: a save whose `Content-Type` names a media type other than `application/json`.
+    case unsupportedMediaType = "unsupported_media_type"
     /// 429: the hourly save cap; `Retry-After` says when.
     case rateLimited = "rate_limited"
     /// 500: the server's own failure.
     case internalError = "internal_error"
-    /// 503: storage unreachable; `Retry-After` says when to try again.
+    /// 501: a `Transfer-Encoding` other than `chunked`; the connection closes after the answer.
+    case notImplemented = "not_implemented"
+    /// 503: storage unreachable, or the server is draining for shutdown; `Retry-After` says when to try again.
     case unavailable
 
     /// The HTTP status of every answer with this code.
@@ -40,14 +49,16 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
         switch self {
         case .invalidToken: 401
         case .invalidRequest, .unsupportedGrantType, .invalidJSON, .invalidVaultShape, .invalidPrecondition, .invalidSyncID,
-            .invalidAction:
+            .invalidAction, .malformedRequest:
             400
         case .notFound: 404
         case .methodNotAllowed: 405
         case .conflict: 409
         case .blobTooLarge, .requestTooLarge: 413
+        case .unsupportedMediaType: 415
         case .rateLimited: 429
         case .internalError: 500
+        case .notImplemented: 501
         case .unavailable: 503
         }
     }

@@ -82,6 +82,20 @@ import VaultJSON
         }
     }
 
+    /// Issue 17 §1: a C-string reader sees `"v\u0000"` as a second `v`, so a NUL in a name is refused at any depth.
+    @Test(arguments: [
+        (#""x\u0000":1"#, "x\\u0000"),
+        (#""cipher\u0000":"AAAA""#, "cipher\\u0000"),
+        (#""v\u0000":2"#, "v\\u0000"),
+        (#""x":{"a\u0000b":1}"#, "x.a\\u0000b"),
+        (#""x":[1,{"y":[{"\u0000":1}]}]"#, "x[1].y[0].\\u0000"),
+    ])
+    func refusesANULInAMemberNameAtAnyDepth(member: String, path: String) {
+        let base = String(decoding: Self.blob(), as: UTF8.self)
+        let text = String(base.dropLast()) + "," + member + "}"
+        #expect(detail(Data(text.utf8)) == "a member name contains U+0000 (\(path))")
+    }
+
     @Test func capsWrappedDeks() {
         let entry = ["kek_id": "k", "dek_cipher": "AAAA"]
         #expect(detail(Self.blob { $0["wrappedDeks"] = Array(repeating: entry, count: 64) }) == nil)

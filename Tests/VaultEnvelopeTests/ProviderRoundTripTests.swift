@@ -135,5 +135,11 @@ import VaultCrypto
             .init(key, label: String(repeating: "x", count: 257))]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
         await #expect { try await TestSupport.pair(hint: String(repeating: "h", count: 257)).0.create(
             TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+        // The server counts a hint in code points (issue 17): 200 thumbs with a skin tone are 200 grapheme
+        // clusters but 400 code points, which the server would refuse, so they are not written either.
+        await #expect { try await TestSupport.pair(hint: String(repeating: "\u{1F44D}\u{1F3FD}", count: 200)).0.create(
+            TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+        _ = try await TestSupport.pair(hint: String(repeating: "\u{1F44D}\u{1F3FD}", count: 128)).0.create(
+            TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
     }
 }

@@ -16,7 +16,27 @@ typedef struct wv_mhd_options {
     const char *tls_certificate_pem; // NULL for plain HTTP
     const char *tls_key_pem;         // NULL for plain HTTP
     const char *tls_priorities;      // GnuTLS priority string; NULL leaves libmicrohttpd's default
+    /// Called with the request target as sent (before percent-decoding) once the request line is read; its result
+    /// becomes the request's `*req_cls`. May be NULL.
+    void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection);
 } wv_mhd_options;
+
+/// What the header fields of one request say about its framing, counted by `wv_mhd_header_facts`.
+typedef struct wv_mhd_header_facts {
+    unsigned int host;              // `Host` fields
+    unsigned int content_length;    // `Content-Length` fields
+    unsigned int transfer_encoding; // `Transfer-Encoding` fields
+    int bad_name;                   // a field name with a byte that is not an RFC 9110 token character
+    int bad_value;                  // a field value with a control byte (NUL, CR, LF, DEL, ...) other than tab
+} wv_mhd_header_facts;
+
+/// Counts and checks the request's header fields as libmicrohttpd parsed them.
+void wv_mhd_header_facts_of(struct MHD_Connection *connection, wv_mhd_header_facts *facts);
+
+/// Shuts the connection's socket down in both directions, so libmicrohttpd's next read ends and it closes the
+/// connection; safe from any thread while the connection is open (the descriptor is closed only after
+/// libmicrohttpd reports the connection closed). Returns 0, or -1 when the descriptor is unknown.
+int wv_mhd_shutdown_connection(struct MHD_Connection *connection);
 
 /// Starts an epoll daemon with a thread pool; returns NULL (and sets errno) on failure.
 /// `connection_notify` (may be NULL) is told when connections open and close.

@@ -7,6 +7,11 @@ import Foundation
 final class DigestContext {
     private let context: OpaquePointer
 
+    /// SHA-256 fetched from the default provider once; never freed, it lives as long as the process. Handing
+    /// `EVP_DigestSignInit`/`EVP_DigestVerifyInit` the legacy `EVP_sha256()` instead makes OpenSSL 3 fetch the
+    /// implementation by name on every call (hash-table walks that showed in the D1 mint's profile).
+    nonisolated(unsafe) private static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
     init() throws {
         context = try LibCrypto.nonNull(EVP_MD_CTX_new(), .libraryFailure, "EVP_MD_CTX_new failed")
     }
@@ -40,7 +45,7 @@ final class DigestContext {
     ) throws -> Data {
         var keyContext: OpaquePointer?
         try LibCrypto.check(
-            EVP_DigestSignInit(context, &keyContext, EVP_sha256(), nil, key.pointer),
+            EVP_DigestSignInit(context, &keyContext, Self.sha256 ?? EVP_sha256(), nil, key.pointer),
             .libraryFailure, "EVP_DigestSignInit failed"
         )
         try configure(try LibCrypto.nonNull(keyContext, .libraryFailure, "no signing context"))
@@ -69,7 +74,7 @@ final class DigestContext {
         do {
             var keyContext: OpaquePointer?
             try LibCrypto.check(
-                EVP_DigestVerifyInit(context, &keyContext, EVP_sha256(), nil, key.pointer),
+                EVP_DigestVerifyInit(context, &keyContext, Self.sha256 ?? EVP_sha256(), nil, key.pointer),
                 .libraryFailure, "EVP_DigestVerifyInit failed"
             )
             try configure(try LibCrypto.nonNull(keyContext, .libraryFailure, "no verification context"))

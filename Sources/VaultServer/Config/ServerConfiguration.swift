@@ -44,8 +44,18 @@ public struct ServerConfiguration: Sendable, Decodable {
         public var maxConnections = 1024
         /// Most open connections from one IP address, so one client cannot starve the others.
         public var maxConnectionsPerIP = 64
-        /// Seconds a connection may sit idle (or trickle) before it is closed.
+        /// Seconds a connection may sit idle before it is closed.
         public var connectionTimeoutSeconds = 30
+        /// Seconds a request's header section may take from the connection opening (or the previous answer);
+        /// a client still sending headers then is cut off. A phone on a poor network sends ~2 KB of headers in
+        /// a few round trips, far inside the default.
+        public var headerTimeoutSeconds: Double = 20
+        /// The slowest average, in bytes per second since the headers, a body may arrive at once
+        /// `bodyGraceSeconds` have passed; a slower one is cut off. 0 turns the check off. The default, 1 KiB/s,
+        /// is below what GPRS uploads; a 1 MiB blob at that rate takes 17 minutes.
+        public var bodyMinimumBytesPerSecond = 1024
+        /// Seconds a body may take before its average rate is checked.
+        public var bodyGraceSeconds: Double = 10
 
         enum CodingKeys: String, CodingKey {
             case maxBlobBytes = "max_blob_bytes"
@@ -53,6 +63,9 @@ public struct ServerConfiguration: Sendable, Decodable {
             case maxConnections = "max_connections"
             case maxConnectionsPerIP = "max_connections_per_ip"
             case connectionTimeoutSeconds = "connection_timeout_seconds"
+            case headerTimeoutSeconds = "header_timeout_seconds"
+            case bodyMinimumBytesPerSecond = "body_min_bytes_per_second"
+            case bodyGraceSeconds = "body_grace_seconds"
         }
 
         /// Creates the default limits.
@@ -66,6 +79,10 @@ public struct ServerConfiguration: Sendable, Decodable {
             maxConnectionsPerIP = try container.decodeIfPresent(Int.self, forKey: .maxConnectionsPerIP) ?? maxConnectionsPerIP
             connectionTimeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
                 ?? connectionTimeoutSeconds
+            headerTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds) ?? headerTimeoutSeconds
+            bodyMinimumBytesPerSecond = try container.decodeIfPresent(Int.self, forKey: .bodyMinimumBytesPerSecond)
+                ?? bodyMinimumBytesPerSecond
+            bodyGraceSeconds = try container.decodeIfPresent(Double.self, forKey: .bodyGraceSeconds) ?? bodyGraceSeconds
         }
     }
 
@@ -248,6 +265,13 @@ public struct ServerConfiguration: Sendable, Decodable {
         guard limits.connectionTimeoutSeconds > 0 else {
             throw ServerStartupError("config key limits.connection_timeout_seconds: must be positive")
         }
+        guard limits.headerTimeoutSeconds > 0 else {
+            throw ServerStartupError("config key limits.header_timeout_seconds: must be positive")
+        }
+        guard limits.bodyMinimumBytesPerSecond >= 0 else {
+            throw ServerStartupError("config key limits.body_min_bytes_per_second: 0 (no minimum) or more")
+        }
+        guard limits.bodyGraceSeconds >= 0 else { throw ServerStartupError("config key limits.body_grace_seconds: 0 or more") }
         guard shutdownGraceSeconds >= 0 else { throw ServerStartupError("config key shutdown_grace_seconds: 0 or more") }
     }
 

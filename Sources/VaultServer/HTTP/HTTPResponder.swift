@@ -9,9 +9,17 @@ public protocol HTTPResponder: Sendable {
     /// Whether answering may wait on the disk (a synced commit), so the server should not hold a worker thread
     /// for it.
     func waitsOnStorage(_ request: HTTPRequest) -> Bool
+    /// The answer to a request refused for its framing or addressing before its body is read: `status` is 400
+    /// (`malformed_request`) or 501 (`not_implemented`, an unknown transfer coding); the connection closes after it.
+    func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse
 }
 
 extension HTTPResponder {
     /// By default nothing waits on storage.
     public func waitsOnStorage(_ request: HTTPRequest) -> Bool { false }
+
+    /// By default the API's error body for the status, with the reason as its message.
+    public func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse {
+        APIError(status == 501 ? .notImplemented : .malformedRequest, reason).response
+    }
 }

@@ -71,6 +71,13 @@ struct BackupEndpoint: Sendable {
     }
 
     private func save(_ request: HTTPRequest, key: StorageKey) throws -> HTTPResponse {
+        // A form or multipart body is never a vault blob, and storing it because its bytes happen to parse would
+        // let a browser's cross-site form post (which cannot send application/json) write a vault. No
+        // Content-Type at all is taken for JSON: curl scripts and older clients send none.
+        if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
+            throw APIError(.unsupportedMediaType, "a save's Content-Type must be application/json",
+                           headers: ["Accept-Post": "application/json"])
+        }
         let blob: JSONValue
         do {
             blob = try parser.parse(request.body)
@@ -103,6 +110,12 @@ struct BackupEndpoint: Sendable {
                 "RateLimit": rateLimit.stateHeader(for: decision),
             ])
         }
+    }
+
+    /// Whether a `Content-Type` value names `application/json`, parameters (`charset=utf-8`) allowed.
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     private func versions(key: StorageKey) throws -> HTTPResponse {

@@ -44,11 +44,82 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Runs a statement with binary parameters and binary results, preparing it on first use.
     func query(_ statement: PostgresStatement, _ parameters: [PostgresValue]) throws(StoreError) -> PostgresResult {
-        if !prepared.contains(statement.name) {
-            var types = parameters.map(\.typeOID)
-            _ = try check(PQprepare(handle, statement.name, statement.sql, Int32(types.count), &types))
-            prepared.insert(statement.name)
+        try prepare(statement, parameters)
+        return try withParameters(parameters) { values, lengths, formats throws(StoreError) in
+            try check(PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1))
         }
+    }
+
+    /// One statement of a pipeline: a prepared statement and its parameters, or transaction control without any.
+    enum PipelineStep {
+        case statement(PostgresStatement, [PostgresValue])
+        case control(String)
+    }
+
+    /// Sends `steps` in one round trip (libpq pipeline mode) and returns their results in order.
+    ///
+    /// The server runs them one after another as if sent singly; each statement of a READ COMMITTED transaction
+    /// still takes its own snapshot, so a read after a row lock in the same pipeline sees what the lock's previous
+    /// holder committed. When one fails, the server skips the rest up to the pipeline's end; the first failure is
+    /// thrown and an open transaction is left for the caller to roll back.
+    /// - Throws: `StoreError` as `check` does, for the first step that failed.
+    func pipeline(_ steps: [PipelineStep]) throws(StoreError) -> [PostgresResult] {
+        for case .statement(let statement, let parameters) in steps { try prepare(statement, parameters) }
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw StoreError(.unavailable, "PostgreSQL: cannot enter pipeline mode: \(Self.trimmed(PQerrorMessage(handle)))")
+        }
+        defer { PQexitPipelineMode(handle) }
+        for step in steps {
+            let sent: Int32
+            switch step {
+            case .statement(let statement, let parameters):
+                sent = withParameters(parameters) { values, lengths, formats in
+                    PQsendQueryPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
+                }
+            case .control(let sql):
+                sent = PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 1)
+            }
+            guard sent == 1 else { throw StoreError(.unavailable, "PostgreSQL: \(Self.trimmed(PQerrorMessage(handle)))") }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw StoreError(.unavailable, "PostgreSQL: \(Self.trimmed(PQerrorMessage(handle)))") }
+        // Every result is read, up to the sync, even after a failure: the connection must leave pipeline mode clean.
+        var results: [PostgresResult] = []
+        var failure: StoreError?
+        for _ in steps {
+            guard let result = PQgetResult(handle) else {
+                failure = failure ?? StoreError(.unavailable, "PostgreSQL: \(Self.trimmed(PQerrorMessage(handle)))")
+                break
+            }
+            if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                PQclear(result)
+            } else {
+                do { results.append(try check(result)) } catch { failure = failure ?? error }
+            }
+            // Each query's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        if let sync = PQgetResult(handle) {
+            if PQresultStatus(sync) != PGRES_PIPELINE_SYNC { failure = failure ?? StoreError(.unavailable, "PostgreSQL: pipeline out of step") }
+            PQclear(sync)
+        }
+        if let failure { throw failure }
+        guard results.count == steps.count else { throw StoreError(.unavailable, "PostgreSQL: a pipeline result is missing") }
+        return results
+    }
+
+    /// Prepares `statement` on this connection the first time it is used.
+    private func prepare(_ statement: PostgresStatement, _ parameters: [PostgresValue]) throws(StoreError) {
+        guard !prepared.contains(statement.name) else { return }
+        var types = parameters.map(\.typeOID)
+        _ = try check(PQprepare(handle, statement.name, statement.sql, Int32(types.count), &types))
+        prepared.insert(statement.name)
+    }
+
+    /// Calls `body` with libpq's binary parameter arrays for `parameters`.
+    private func withParameters<T, E: Error>(
+        _ parameters: [PostgresValue],
+        _ body: ([UnsafePointer<CChar>?], [Int32], [Int32]) throws(E) -> T
+    ) throws(E) -> T {
         // libpq copies the parameters into its send buffer before returning, so these only live for the call.
         let buffers = parameters.map { $0.binary }
         let pointers = buffers.map { value -> UnsafeMutableRawBufferPointer? in
@@ -61,7 +132,13 @@ final class PostgresConnection: @unchecked Sendable {
         let values = pointers.map { $0.map { UnsafePointer($0.baseAddress!.assumingMemoryBound(to: CChar.self)) } }
         let lengths = buffers.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)
-        return try check(PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1))
+        return try body(values, lengths, formats)
+    }
+
+    /// Rolls back an open (or failed) transaction, if the connection is still up and in one.
+    func rollBackIfInTransaction() {
+        guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
+        try? execute("ROLLBACK")
     }
 
     /// Runs `body` in a READ COMMITTED transaction, committing on return and rolling back on a throw.

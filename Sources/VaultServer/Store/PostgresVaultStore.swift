@@ -72,8 +72,16 @@ public final class PostgresVaultStore: VaultStore {
 
     public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
         try pool.withConnection { connection throws(StoreError) in
-            try connection.transaction { () throws(StoreError) -> SaveOutcome in
-                try PostgresSaveSteps(connection: connection).save(request, historyVersions: historyVersions)
+            // The steps open the transaction in their first pipeline and commit in their last.
+            let steps = PostgresSaveSteps(connection: connection, request: request)
+            do throws(StoreError) {
+                let outcome = try steps.save(request, historyVersions: historyVersions)
+                // A refused save wrote at most the new user's row, which the next save creates again if need be.
+                if !steps.committed { try connection.execute("ROLLBACK") }
+                return outcome
+            } catch {
+                connection.rollBackIfInTransaction()
+                throw error
             }
         }
     }

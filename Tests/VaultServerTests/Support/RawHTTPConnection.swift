@@ -43,6 +43,27 @@ final class RawHTTPConnection {
         send(Data(text.utf8))
     }
 
+    /// Sends all of `bytes`; false once the server has closed or reset the connection.
+    func trySend(_ bytes: Data) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let sent = Glibc.send(socketDescriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                guard sent > 0 else { return false }
+                offset += sent
+            }
+            return true
+        }
+    }
+
+    /// Whether the server has closed the connection: a read that would not block finds its end or a reset.
+    var isClosedByPeer: Bool {
+        var byte: UInt8 = 0
+        let count = recv(socketDescriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if count == 0 { return true }
+        return count < 0 && errno != EAGAIN && errno != EWOULDBLOCK
+    }
+
     /// Everything the server sends until it closes the connection or `limit` bytes arrive.
     func receiveAll(limit: Int = 1 << 20) -> Data {
         var received = Data()
