@@ -66,7 +66,10 @@ public struct SecureEnclaveKeychain: PlatformKeychain {
         if SecureEnclave.isAvailable {
             let control = try Self.accessControl([.privateKeyUsage, .biometryCurrentSet])
             let key: SecureEnclave.P256.KeyAgreement.PrivateKey
-            do { key = try SecureEnclave.P256.KeyAgreement.PrivateKey(compactRepresentable: false, accessControl: control) } catch {
+            do {
+                key = try SecureEnclave.P256.KeyAgreement.PrivateKey(compactRepresentable: false, accessControl: control,
+                                                                      authenticationContext: LAContext())
+            } catch {
                 throw .failed("the Secure Enclave could not create a key: \(error)")
             }
             item[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlockedThisDeviceOnly
