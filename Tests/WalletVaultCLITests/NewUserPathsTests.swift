@@ -243,6 +243,7 @@ extension CLITestBed {
                 request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
                 request.httpBody = Data(form.utf8)
             } else {
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
                 request.httpBody = body
             }
             let done = DispatchSemaphore(value: 0)
