@@ -33,8 +33,12 @@ let package = Package(
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         // Plain C helpers for what does not import cleanly (variadic calls, macros): the server's, and VaultCrypto's,
         // so that no SDK target depends on libmicrohttpd or glibc's malloc_trim.
-        .target(name: "CVaultShims", dependencies: ["CMicroHTTPD", "CLibCrypto"]),
-        .target(name: "CVaultCryptoShims", dependencies: ["CLibCrypto", "CArgon2"]),
+        .target(
+            name: "CVaultShims",
+            dependencies: [.target(name: "CMicroHTTPD", condition: linux), .target(name: "CLibCrypto", condition: linux)]),
+        .target(
+            name: "CVaultCryptoShims",
+            dependencies: [.target(name: "CLibCrypto", condition: linux), .target(name: "CArgon2", condition: linux)]),
 
         // The bulk base64url loops with AVX2, chosen at run time: Swift cannot mark one function for a CPU feature.
         .target(name: "CBase64URL"),
@@ -63,7 +67,12 @@ let package = Package(
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(
             name: "VaultServer",
-            dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultJOSE", "CSQLite", "CLibPQ", "CMicroHTTPD", "CVaultShims"]
+            // The server runs on Linux only; its C libraries are Linux dependencies like every other Debian library.
+            dependencies: [
+                "VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultJOSE", .target(name: "CSQLite", condition: linux),
+                .target(name: "CLibPQ", condition: linux), .target(name: "CMicroHTTPD", condition: linux),
+                .target(name: "CVaultShims", condition: linux),
+            ]
         ),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
@@ -73,7 +82,8 @@ let package = Package(
 
         .testTarget(name: "VaultWireTests", dependencies: ["VaultWire", "VaultCore"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", "CVaultCryptoShims"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", .target(name: "CVaultCryptoShims", condition: linux)], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto"]),
         .testTarget(
