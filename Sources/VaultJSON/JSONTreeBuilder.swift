@@ -17,28 +17,6 @@ import VaultCore
 /// A struct reached through the parser's context pointer rather than a class: a class's stored
 /// properties pay a dynamic exclusivity check on every access, and callbacks come per token.
 struct JSONTreeBuilder {
-    /// An array or object whose end has not been read yet.
-    private struct OpenContainer {
-        let isObject: Bool
-        var elements: [JSONValue] = []
-        var members: [(key: String, value: JSONValue)] = []
-        /// The names of `members`, filled only once an object is large enough for hashing to beat comparing.
-        var names: Set<String> = []
-        var pendingName = ""
-
-        /// Whether an earlier member of this object is called `name`; remembers `name` once hashing.
-        mutating func hasMember(named name: String) -> Bool {
-            guard members.count >= JSONTreeBuilder.membersBeforeHashing else {
-                return members.contains { $0.key == name }
-            }
-            if names.isEmpty { names = Set(members.map(\.key)) }
-            return !names.insert(name).inserted
-        }
-    }
-
-    /// Below this many members a repeated name is found by comparing against each; hashing costs more.
-    private static let membersBeforeHashing = 16
-
     private let input: UnsafeRawBufferPointer
     private let maxDepth: Int
     /// The top-level member whose string is decoded from base64url instead of kept, if any.
@@ -49,7 +27,7 @@ struct JSONTreeBuilder {
     /// under simdjson, whose events carry no position (its failures are read again by yajl for one).
     var handle: yajl_handle?
     /// Innermost last.
-    private var open: [OpenContainer] = []
+    private var open: [JSONOpenContainer] = []
     /// Where the previous string token ended. Only strings hold quotes, so the next string token
     /// starts at the first quote after this offset.
     private var endOfLastString = 0
@@ -116,7 +94,7 @@ struct JSONTreeBuilder {
         guard open.count < maxDepth else {
             return fail(.tooDeep, "nesting deeper than \(maxDepth) at byte \(position)")
         }
-        open.append(OpenContainer(isObject: isObject))
+        open.append(JSONOpenContainer(isObject: isObject))
         return true
     }
 

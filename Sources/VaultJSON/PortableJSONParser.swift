@@ -72,26 +72,6 @@ public struct PortableJSONParser: Sendable {
 /// Iterative rather than recursive, with the open containers on a stack, so that a large `maxDepth` cannot run the
 /// thread out of stack.
 private struct Reader {
-    /// An array or object whose end has not been read yet; the same bookkeeping as `JSONTreeBuilder`'s.
-    private struct OpenContainer {
-        let isObject: Bool
-        var elements: [JSONValue] = []
-        var members: [(key: String, value: JSONValue)] = []
-        /// The names of `members`, filled only once an object is large enough for hashing to beat comparing.
-        var names: Set<String> = []
-        var pendingName = ""
-
-        /// Whether an earlier member of this object is called `name` (comparing as Swift strings, so canonically
-        /// equivalent spellings are one name, as in `JSONValue`'s subscript); remembers `name` once hashing.
-        mutating func hasMember(named name: String) -> Bool {
-            guard members.count >= Reader.membersBeforeHashing else {
-                return members.contains { $0.key == name }
-            }
-            if names.isEmpty { names = Set(members.map(\.key)) }
-            return !names.insert(name).inserted
-        }
-    }
-
     /// A string token just read: its decoded bytes are either a slice of the input (no escapes) or `unescaped`.
     private struct StringToken {
         let start: Int
@@ -99,8 +79,6 @@ private struct Reader {
         let isEscaped: Bool
     }
 
-    /// Below this many members a repeated name is found by comparing against each; hashing costs more.
-    static let membersBeforeHashing = 16
 
     private let bytes: UnsafePointer<UInt8>
     private let count: Int
@@ -109,7 +87,7 @@ private struct Reader {
     private let extractedName: String?
     private var offset = 0
     /// Innermost last.
-    private var open: [OpenContainer] = []
+    private var open: [JSONOpenContainer] = []
     private var root: JSONValue?
     private var extracted: DecodedBase64URLMember?
     /// The decoded bytes of the last string token that held escapes; reused from token to token.
@@ -253,7 +231,7 @@ private struct Reader {
             throw JSONParseError(.tooDeep, "nesting deeper than \(maxDepth) at byte \(offset + 1)")
         }
         offset += 1
-        open.append(OpenContainer(isObject: isObject))
+        open.append(JSONOpenContainer(isObject: isObject))
     }
 
     private mutating func closeContainer() {
