@@ -34,29 +34,7 @@ public struct BackupClient: Sendable {
     }
 
     /// One kept version, as `action=versions` lists it.
-    public struct Version: Sendable, Equatable, Decodable {
-        /// The version's `sync_id`.
-        public let syncID: String
-        /// The blob's size.
-        public let bytes: Int
-        /// The blob's `updatedUtc`, as the writer stated it.
-        public let updatedUtc: String
-        /// The blob's `hint` (the writing device's label), if it had one.
-        public let hint: String?
-
-        /// Creates a listing entry.
-        public init(syncID: String, bytes: Int, updatedUtc: String, hint: String?) {
-            self.syncID = syncID
-            self.bytes = bytes
-            self.updatedUtc = updatedUtc
-            self.hint = hint
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case syncID = "sync_id"
-            case bytes, updatedUtc, hint
-        }
-    }
+    public typealias Version = VersionListing.Entry
 
     private let endpoint: URL
     private let tokens: SessionTokenProvider
@@ -116,8 +94,7 @@ public struct BackupClient: Sendable {
     public func versions() async throws(BackupError) -> [Version] {
         let (data, response) = try await send(.versions, body: nil) { _ in }
         guard response.statusCode == 200 else { throw Self.error(response, data) }
-        struct Listing: Decodable { let versions: [Version] }
-        guard let listing = try? JSONDecoder().decode(Listing.self, from: data) else {
+        guard let listing = try? JSONDecoder().decode(VersionListing.self, from: data) else {
             throw .rejected(status: 200, code: "malformed_versions")
         }
         return listing.versions

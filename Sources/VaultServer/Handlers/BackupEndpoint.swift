@@ -119,28 +119,10 @@ struct BackupEndpoint: Sendable {
     }
 
     private func versions(key: StorageKey) throws -> HTTPResponse {
-        struct Version: Encodable {
-            let sync_id: String
-            let bytes: Int
-            let updatedUtc: String
-            let hint: String?
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(sync_id, forKey: .sync_id)
-                try container.encode(bytes, forKey: .bytes)
-                try container.encode(updatedUtc, forKey: .updatedUtc)
-                // Always present, null when the blob had none, as the OpenAPI document says.
-                try container.encode(hint, forKey: .hint)
-            }
-
-            enum CodingKeys: String, CodingKey { case sync_id, bytes, updatedUtc, hint }
-        }
-        struct Listing: Encodable { let versions: [Version] }
         let listing = try store.versions(key).map {
-            Version(sync_id: $0.syncID.description, bytes: $0.bytes, updatedUtc: $0.updatedUtc, hint: $0.hint)
+            VersionListing.Entry(syncID: $0.syncID.description, bytes: $0.bytes, updatedUtc: $0.updatedUtc, hint: $0.hint)
         }
-        return .json(200, Listing(versions: listing), headers: [("Cache-Control", "no-store")])
+        return .json(200, VersionListing(versions: listing), headers: [("Cache-Control", "no-store")])
     }
 
     /// Erases the blob and its history (right to erasure); the rate-limit record stays, so erasing
