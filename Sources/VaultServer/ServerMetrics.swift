@@ -1,4 +1,5 @@
 import Foundation
+import VaultWire
 import Synchronization
 
 /// Counters and histograms for `GET /metrics`, in the Prometheus text format (version 0.0.4).
@@ -38,7 +39,7 @@ public final class ServerMetrics: Sendable {
             counts.latencySum += seconds
             counts.requestBytes += requestBytes
             counts.responseBytes += responseBytes
-            if route == WalletVaultService.backupPath && status == 429 { counts.rateLimitedSaves += 1 }
+            if route == WirePath.backup && status == 429 { counts.rateLimitedSaves += 1 }
             if status == 409 { counts.conflicts += 1 }
             if storeFailed { counts.storeErrors += 1 }
         }

@@ -4,8 +4,6 @@ import VaultWire
 
 /// The API: routes each request to its endpoint, turns errors into answers, and logs one line.
 public struct WalletVaultService: HTTPResponder {
-    static let sessionTokenPath = WirePath.sessionToken
-    static let backupPath = WirePath.backup
     /// The largest body any non-backup route reads (token exchange forms, dev token requests).
     static let smallBodyLimit = 16 * 1024
 
@@ -38,11 +36,11 @@ public struct WalletVaultService: HTTPResponder {
     }
 
     public func bodyLimit(method: String, path: String) -> Int {
-        path == Self.backupPath ? maxBlobBytes : Self.smallBodyLimit
+        path == WirePath.backup ? maxBlobBytes : Self.smallBodyLimit
     }
 
     public func tooLargeResponse(method: String, path: String, limit: Int) -> HTTPResponse {
-        let error = path == Self.backupPath
+        let error = path == WirePath.backup
             ? APIError.blobTooLarge(limit: limit)
             : APIError(.requestTooLarge, "the body is larger than \(limit) bytes")
         let response = error.response
@@ -62,7 +60,7 @@ public struct WalletVaultService: HTTPResponder {
 
     /// Saves and erasures wait for a synced commit; everything else answers from memory or a read.
     public func waitsOnStorage(_ request: HTTPRequest) -> Bool {
-        request.path == Self.backupPath && request.method == "POST"
+        request.path == WirePath.backup && request.method == "POST"
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -80,10 +78,10 @@ public struct WalletVaultService: HTTPResponder {
 
     private func route(_ request: HTTPRequest, notes: RequestNotes) throws(APIError) -> HTTPResponse {
         switch request.path {
-        case Self.sessionTokenPath:
+        case WirePath.sessionToken:
             guard request.method == "POST" else { throw APIError.methodNotAllowed(allow: ["POST"]) }
             return try sessionTokens.handle(request, notes: notes)
-        case Self.backupPath:
+        case WirePath.backup:
             return try backup.handle(request, notes: notes)
         case WirePath.health:
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
@@ -115,7 +113,7 @@ public struct WalletVaultService: HTTPResponder {
 
     /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
     private static let knownRoutes: Set<String> = [
-        sessionTokenPath, backupPath, WirePath.health, WirePath.ready, WirePath.metrics, "/dev-oidc/token", "/dev-oidc/jwks",
+        WirePath.sessionToken, WirePath.backup, WirePath.health, WirePath.ready, WirePath.metrics, "/dev-oidc/token", "/dev-oidc/jwks",
         "/dev-oidc/.well-known/openid-configuration",
     ]
 

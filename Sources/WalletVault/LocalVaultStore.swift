@@ -96,14 +96,6 @@ public struct LocalVaultStore: Sendable {
         try write(Data(kekID.utf8), to: "device-kek-id")
     }
 
-    /// This device's key, created on first use.
-    ///
-    /// - Throws: `SyncError` `.keyInvalidated` for a dead key file, `.localStorage` when a key cannot be written.
-    public func deviceKeyCreatingIfNeeded() throws(SyncError) -> DeviceKEK {
-        if let key = try deviceKey() { return key }
-        return try createDeviceKey()
-    }
-
     /// Creates and stores a fresh device key (replacing a dead one).
     ///
     /// - Throws: `SyncError` `.localStorage` when the key cannot be written.
