@@ -96,6 +96,13 @@ class PassphraseKek private constructor(key: ByteArray, val salt: ByteArray, val
 }
 
 /** Splits a seed-layout `dek_cipher` (iv ‖ ciphertext ‖ tag, 60 bytes). */
+/** The IV and `ciphertext ‖ tag` of an `A256GCMKW` entry or of the seed's Android layout, for either AES-GCM key. */
+private fun gcmWrapParts(entry: WrappedKey): Pair<ByteArray, ByteArray> = when (val s = entry.scheme) {
+    is Scheme.A256gcmkw -> Pair(s.iv, entry.dekCipher + s.tag)
+    is Scheme.Seed -> seedLayout(entry.dekCipher)
+    else -> throw mismatch(entry, "A256GCMKW")
+}
+
 private fun seedLayout(dekCipher: ByteArray): Pair<ByteArray, ByteArray> {
     if (dekCipher.size != 60) throw VaultException.UnwrapFailed("dek_cipher is not a 60-byte AES-GCM IV ‖ ciphertext ‖ tag")
     return Pair(dekCipher.copyOfRange(0, 12), dekCipher.copyOfRange(12, 60))
@@ -119,11 +126,7 @@ class AesGcmKek(private val key: ByteArray, kekId: String? = null) : KeyEncrypti
     }
 
     override suspend fun unwrap(entry: WrappedKey): ByteArray {
-        val (iv, sealed) = when (val s = entry.scheme) {
-            is Scheme.A256gcmkw -> Pair(s.iv, entry.dekCipher + s.tag)
-            is Scheme.Seed -> seedLayout(entry.dekCipher)
-            else -> throw mismatch(entry, "A256GCMKW")
-        }
+        val (iv, sealed) = gcmWrapParts(entry)
         val dek = Crypto.gcmOpen(key, iv, sealed, null) ?: throw VaultException.UnwrapFailed("AES-GCM key wrap: the key does not unwrap this entry")
         return Crypto.checkedDek(dek, "A256GCMKW")
     }
@@ -194,11 +197,7 @@ class KeystoreKek(
     }
 
     override suspend fun unwrap(entry: WrappedKey): ByteArray {
-        val (iv, sealed) = when (val s = entry.scheme) {
-            is Scheme.A256gcmkw -> Pair(s.iv, entry.dekCipher + s.tag)
-            is Scheme.Seed -> seedLayout(entry.dekCipher)
-            else -> throw mismatch(entry, "A256GCMKW")
-        }
+        val (iv, sealed) = gcmWrapParts(entry)
         return Crypto.checkedDek(run(Cipher.DECRYPT_MODE, iv, sealed).second, "A256GCMKW")
     }
 
