@@ -74,6 +74,14 @@ sealed class Scheme(val alg: String?) {
     class EcdhEsA256kw(val ephemeral: PublicJwk.P256, val recipient: PublicJwk.P256) : Scheme("ECDH-ES+A256KW")
     object SelfEcdh : Scheme("WV-ECDH-SELF+A256GCMKW")
 
+    /**
+     * FORMAT.md §11.2: whether opening through such an entry proves the blob's writer held the entry's key, so the
+     * writer is a member: every symmetric entry. Public-key entries (and seed-form entries, which carry no counter
+     * or anchor to protect) do not.
+     */
+    val authenticatesWriter: Boolean
+        get() = this is A256kwStored || this is A256kwRecoveryCode || this is A256kwPassphrase || this is A256gcmkw || this is SelfEcdh
+
     companion object {
         /** Every `alg` FORMAT.md §4.1 names. */
         val ALGORITHMS = setOf("A256KW", "A256GCMKW", "RSA-OAEP-256", "ECDH-ES+A256KW", "WV-ECDH-SELF+A256GCMKW")
@@ -231,9 +239,18 @@ class VaultEnvelope internal constructor(
     val dekSeals: Long?,
     internal val macs: ByteArray?,
     /** Every top-level member but `cipher`, `iv` and `tag`: what the AAD encodes. */
-    val header: JsonValue.Obj
+    val header: JsonValue.Obj,
+    vaultIdentifier: ByteArray? = null,
+    /** §11.1 `epoch`; null unless the blob is anchored. */
+    val epoch: Long? = null,
+    internal val sealedVaultSecret: ByteArray? = null
 ) {
+    private val vaultIdBytes = vaultIdentifier
     val isExtended: Boolean get() = counter != null
+    /** Whether the blob carries `vault_id`, `epoch` and `vault_secret` (FORMAT.md §11.1). */
+    val isAnchored: Boolean get() = vaultIdBytes != null
+    /** §11.1 `vault_id` (16 bytes), or null for seed-form and pre-anchor blobs. */
+    val vaultIdentifier: ByteArray? get() = vaultIdBytes?.copyOf()
     val updatedAtMillis: Long get() = UtcTime.parse(updatedUtc) ?: 0
 
     /** The blob text: header members in order, `iv` and `tag` after `wrappedDeks`, `cipher` last (§3.2). */
@@ -258,7 +275,10 @@ class VaultEnvelope internal constructor(
     companion object {
         const val MAX_ENTRIES = 64
         const val MAX_HINT_CHARACTERS = 256
-        private val EXTENDED_MEMBERS = setOf("v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "macs")
+        private val EXTENDED_MEMBERS = setOf("v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "macs",
+            "vault_id", "epoch", "vault_secret")
+        /** §11.1: together or not at all, and only in the extended form. */
+        val ANCHOR_MEMBERS = listOf("vault_id", "epoch", "vault_secret")
 
         /**
          * Parses a blob: strict JSON (`invalidJSON`), the seed's shape (`invalidShape`), then the extended form's
@@ -307,7 +327,9 @@ class VaultEnvelope internal constructor(
                 hint = text
             }
             val header = JsonValue.Obj(top.members.filter { it.first != "cipher" && it.first != "iv" && it.first != "tag" })
+            val anchorMembers = ANCHOR_MEMBERS.filter { top[it] != null }
             if (top["counter"] == null) {
+                if (anchorMembers.isNotEmpty()) throw VaultException.Malformed("${anchorMembers.first()} is allowed only in the extended form (with counter)")
                 return VaultEnvelope(seedEntries, iv, tag, ciphertext, updatedUtc, hint, null, null, null, header)
             }
             // §3.2 and §4.1, strictly.
@@ -319,7 +341,17 @@ class VaultEnvelope internal constructor(
             val dekSeals = reader.positive("dek_seals")
             val macs = reader.bytes("macs")
             if (macs.size != HeaderAuthenticator.MACS_BYTES) throw VaultException.Malformed("macs must be ${HeaderAuthenticator.MACS_BYTES} bytes")
-            return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header)
+            if (anchorMembers.isEmpty()) return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header)
+            // §11.1: all three or none; exact sizes.
+            val missing = ANCHOR_MEMBERS.firstOrNull { top[it] == null }
+            if (missing != null) throw VaultException.Malformed("$missing is missing: vault_id, epoch and vault_secret appear together or not at all")
+            val vaultIdentifier = reader.bytes("vault_id")
+            if (vaultIdentifier.size != VaultSecrets.ID_BYTES) throw VaultException.Malformed("vault_id must be ${VaultSecrets.ID_BYTES} bytes")
+            val epoch = reader.positive("epoch")
+            val vaultSecret = reader.bytes("vault_secret")
+            if (vaultSecret.size != VaultSecrets.sealedLength(epoch))
+                throw VaultException.Malformed("vault_secret must be ${VaultSecrets.sealedLength(epoch)} bytes for epoch $epoch, not ${vaultSecret.size}")
+            return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header, vaultIdentifier, epoch, vaultSecret)
         }
 
         private val CIPHER_NEEDLE = Crypto.utf8("\"cipher\":\"")

@@ -10,7 +10,7 @@ import javax.crypto.spec.GCMParameterSpec
 
 /**
  * The device's local state, every file sealed with AES-256-GCM under [atRestKey] with the file's name as AAD:
- * the working copy, the last synced copy and blob, the sync record, the counters, the single-use pairing key.
+ * the working copy, the last synced copy and blob, the sync record, the counters and anchors, the single-use pairing key.
  *
  * On Android, [atRestKey] is a Keystore AES key without user authentication (so background syncs can read it);
  * on the JVM, a key the caller provides. The IV is whatever the cipher chose on init (the Keystore refuses
@@ -86,6 +86,23 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
 
     private fun parseDocument(name: String, bytes: ByteArray) = try { VaultDocument.parse(bytes) } catch (e: IllegalArgumentException) {
         throw SyncException(SyncException.Code.LOCAL_STORAGE, "$name is not a vault document")
+    }
+
+    /** Anchors (§11.2) persisted here beside the counters, sealed like every file (an anchor is not secret). */
+    val anchors: AnchorStore = object : AnchorStore {
+        private val lock = Any()
+        private fun all(): MutableMap<String, VaultAnchor> {
+            val obj = read("anchors")?.let { Json.parse(it) as? JsonValue.Obj } ?: return HashMap()
+            return obj.members.mapNotNull { (k, v) -> VaultAnchor.parse(v)?.let { Pair(k, it) } }.toMap(HashMap())
+        }
+        override fun anchor(vaultId: String): VaultAnchor? = synchronized(lock) { all()[vaultId] }
+        override fun pin(vaultId: String, anchor: VaultAnchor) = synchronized(lock) {
+            val map = all()
+            if (map[vaultId] != anchor && AnchorRules.replaces(map[vaultId], anchor)) {
+                map[vaultId] = anchor
+                write("anchors", Json.write(JsonValue.Obj(map.entries.sortedBy { it.key }.map { Pair(it.key, it.value.json as JsonValue) })))
+            }
+        }
     }
 
     /** Counters persisted here, sealed, so rollback detection survives restarts. */

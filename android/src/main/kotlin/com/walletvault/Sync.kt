@@ -9,7 +9,12 @@ import kotlin.coroutines.suspendCoroutine
 /** Why a sync-engine call failed; [code] is stable, [backupError] the server failure behind it. */
 class SyncException(val code: Code, reason: String, val backupError: BackupError? = null, cause: Throwable? = null) :
     Exception("${code.name}: $reason" + (backupError?.let { " (${it.message})" } ?: ""), cause) {
-    enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT }
+    /**
+     * [UNCONFIRMED_VAULT]: the vault must be confirmed on this device first ([VaultSyncEngine.confirmPairing] with the
+     * code the approving device shows, FORMAT.md §11.4); [PAIRING_MISMATCH]: the code typed is not the vault's.
+     */
+    enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT,
+        UNCONFIRMED_VAULT, PAIRING_MISMATCH }
 }
 
 sealed class SyncReport(val version: String?) {
@@ -20,6 +25,8 @@ sealed class SyncReport(val version: String?) {
     class Merged(version: String, val conflicts: List<String>) : SyncReport(version)
     class RateLimited(val nextAttemptAt: Long) : SyncReport(null)
     class Rotated(version: String, val skipped: List<SkippedEntry>) : SyncReport(version)
+    /** A new device's entry was saved: show [confirmationCode] so its user types it there (FORMAT.md §11.4). */
+    class Approved(version: String, val confirmationCode: String) : SyncReport(version)
     override fun toString() = "${javaClass.simpleName}($version)"
 }
 
@@ -121,8 +128,8 @@ class VaultSyncEngine(
         const val MAX_ROUNDS = 5
     }
 
-    private val sealer = VaultSealer(store.counters, hint = deviceLabel, maxBlobBytes = maxBlobBytes, clock = { clock.nowMillis() })
-    private val opener = VaultOpener(store.counters)
+    private val sealer = VaultSealer(store.counters, hint = deviceLabel, maxBlobBytes = maxBlobBytes, clock = { clock.nowMillis() }, anchors = store.anchors)
+    private val opener = VaultOpener(store.counters, store.anchors)
     private val mutex = SuspendMutex()
     private val editLock = Any()
     @Volatile private var generation = 0L
@@ -267,7 +274,7 @@ class VaultSyncEngine(
         val key = device ?: deviceKeys.create()
         var state = vault.state
         if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
-        if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state) }
+        if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state, rotatingSecret = false) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
         val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(version), start)
         store.delete("pairing-key")
@@ -309,10 +316,45 @@ class VaultSyncEngine(
         return PairingRequest(key.publicKey, deviceLabel)
     }
 
-    /** Enrolls the device that showed [request] (compare [PairingRequest.shortAuthenticationString] first). */
-    suspend fun approve(request: PairingRequest): SyncReport = changeRecipients { state ->
-        envelopeCall { sealer.enroll(PublicKeyRecipient(request.publicKey), request.label, state) }
+    /**
+     * Enrolls the device that showed [request] (compare [PairingRequest.shortAuthenticationString] first). Returns
+     * [SyncReport.Approved] with the confirmation code to show: the new device's user types it there
+     * ([confirmPairing]) so that the new device knows the vault it reads is this one (FORMAT.md §11.4).
+     */
+    suspend fun approve(request: PairingRequest): SyncReport.Approved = mutex.withLock {
+        syncLocked()
+        val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
+        val start = snapshot()
+        val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
+        val state = envelopeCall { sealer.enroll(PublicKeyRecipient(request.publicKey), request.label, openSynced()) }
+        val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
+        val saved = upload(sealed, working, BackupClient.Precondition.IfMatch(version), start)
+        SyncReport.Approved(saved, sealed.state.confirmationCode(request.publicKey)!!)
     }
+
+    /**
+     * The new device's side of FORMAT.md §11.4, after [sync] failed with [SyncException.Code.UNCONFIRMED_VAULT]:
+     * reads the server's blob through this device's pairing entry without storing anything, and only if [code]
+     * (as the approving device shows it, `"123 456"`; spaces and dashes ignored) is the one computed from that blob
+     * pins the vault's anchor, then restores as [sync] does. Otherwise [SyncException.Code.PAIRING_MISMATCH] and
+     * nothing stored changes: pair again.
+     */
+    suspend fun confirmPairing(code: String): SyncReport = mutex.withLock {
+        val start = snapshot()
+        val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
+        val keys = ownKeys()
+        if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; make a pairing request first")
+        val opened = envelopeCall { opener.openUnconfirmed(remote.blob, VAULT_ID, keys) }
+        // The P-256 key the approver wrapped to: the pairing key, else the (public-key) entry this device read through.
+        val used = keys.firstOrNull { key -> opened.state.entries.any { it.kekId == key.kekId } }
+        val device = (used as? DeviceKek)?.publicKey
+            ?: throw SyncException(SyncException.Code.INVALID_INPUT, "this device did not read the vault through a P-256 pairing entry")
+        envelopeCall { opener.confirmPairing(opened, VAULT_ID, code, device) }
+        restore(remote, start, opened)
+    }
+
+    /** The anchor this device pinned (FORMAT.md §11.2); its [VaultAnchor.shortFingerprint] is what two members compare (§11.6). */
+    fun anchor(): VaultAnchor? = store.anchors.anchor(VAULT_ID)
 
     /** After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new device key. */
     suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = recover { recoveryKey }
@@ -332,7 +374,7 @@ class VaultSyncEngine(
         val document = if (local != null && store.record().hasLocalEdits) ThreeWayMerge.merge(store.syncedCopy() ?: VaultDocument(), local, cloud).merged else cloud
         val device = deviceKeys.create()
         var state = opened.state
-        if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state) }
+        if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state, rotatingSecret = false) }
         state = envelopeCall { sealer.enroll(device, deviceLabel, state) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(device, recoveryKey), allowingPrompts = true) }
         SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start))
@@ -360,10 +402,10 @@ class VaultSyncEngine(
             ?: throw SyncException(SyncException.Code.SERVER, "no content for version $syncId")
         // An older version has a lower counter by design: it is opened outside the rollback check, its content
         // re-sealed over the current version (current entries and DEK, a higher counter), so no reader sees a rollback.
-        val oldOpened = envelopeCall { VaultOpener(InMemoryCounterStore()).open(old.blob, VAULT_ID, ownKeys()) }
+        val state = openSynced()
+        val oldOpened = envelopeCall { opener.openPastVersion(old.blob, VAULT_ID, ownKeys(), state) }
         val document = decode(oldOpened.plaintext)
         val start = snapshot()
-        val state = openSynced()
         val sealed = envelopeCall { sealer.seal(document.encoded(), state) }
         SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(version), start))
     }
@@ -391,16 +433,6 @@ class VaultSyncEngine(
     }
 
     // MARK: plumbing
-
-    private suspend fun changeRecipients(change: suspend (VaultState) -> VaultState): SyncReport = mutex.withLock {
-        syncLocked()
-        val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
-        val start = snapshot()
-        val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
-        val state = change(openSynced())
-        val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
-        SyncReport.Pushed(upload(sealed, working, BackupClient.Precondition.IfMatch(version), start))
-    }
 
     private suspend fun openSynced(): VaultState {
         val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
@@ -441,7 +473,10 @@ class VaultSyncEngine(
             return body()
         } catch (e: VaultException) {
             val code = when (e) {
-                is VaultException.Rollback -> SyncException.Code.ROLLBACK_DETECTED
+                is VaultException.Rollback, is VaultException.Downgrade -> SyncException.Code.ROLLBACK_DETECTED
+                is VaultException.WrongVault, is VaultException.WriterNotMember -> SyncException.Code.TAMPERED
+                is VaultException.UnconfirmedVault -> SyncException.Code.UNCONFIRMED_VAULT
+                is VaultException.PairingMismatch -> SyncException.Code.PAIRING_MISMATCH
                 is VaultException.RecipientsAltered, is VaultException.TimestampAltered, is VaultException.HintAltered,
                 is VaultException.CounterAltered, is VaultException.CiphertextAltered, is VaultException.Malformed,
                 is VaultException.InvalidShape, is VaultException.InvalidJson, is VaultException.UnsupportedAlgorithm,

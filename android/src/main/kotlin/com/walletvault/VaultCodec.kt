@@ -1,7 +1,5 @@
 package com.walletvault
 
-import java.util.concurrent.ConcurrentHashMap
-
 /** Remembers the highest counter accepted per vault (FORMAT.md §8 step 3, §9). */
 interface CounterStore {
     fun highest(vaultId: String): Long
@@ -9,39 +7,130 @@ interface CounterStore {
     fun advance(vaultId: String, counter: Long)
 }
 
-class InMemoryCounterStore : CounterStore {
-    private val counters = ConcurrentHashMap<String, Long>()
-    override fun highest(vaultId: String): Long = counters[vaultId] ?: 0
-    override fun advance(vaultId: String, counter: Long) { counters.merge(vaultId, counter) { a, b -> maxOf(a, b) } }
-}
 
-/** What an open or a seal leaves for the next seal: the DEK, the entries, the counters. */
+/** What an open or a seal leaves for the next seal: the DEK, the entries, the counters, the vault secrets. */
 class VaultState internal constructor(
     val vaultId: String,
     val envelope: VaultEnvelope,
     val entries: List<WrappedKey>,
-    internal val dek: ByteArray
+    internal val dek: ByteArray,
+    /** §11: null for a seed-form or pre-anchor blob (the next write mints them). */
+    internal val secrets: VaultSecrets? = null,
+    /** §11.5: the next write draws a new vault secret (a revocation). */
+    internal val rotateSecret: Boolean = false
 ) {
     /** A copy of the DEK (secret): for writing test vectors and for tools; apps never need it. */
     fun exportDek(): ByteArray = dek.copyOf()
     val counter: Long get() = envelope.counter ?: 0
     val dekSeals: Long get() = envelope.dekSeals ?: 0
-    internal fun withEntries(entries: List<WrappedKey>) = VaultState(vaultId, envelope, entries, dek)
+    /** The anchor `(vault_id, e, F(e))` of this version, or null before the vault has one (§11.2). */
+    val anchor: VaultAnchor? get() = secrets?.anchor
+    /** §11.4: the code the approver shows after saving a new device's entry; null before the vault has an anchor. */
+    fun confirmationCode(device: PublicJwk.P256): String? = secrets?.confirmationCode(device)
+    /** The vault secrets (secret): for writing test vectors and for tools; apps never need them. */
+    fun exportVaultSecrets(): List<ByteArray> = secrets?.secrets?.map { it.copyOf() } ?: emptyList()
+    internal fun withEntries(entries: List<WrappedKey>) = VaultState(vaultId, envelope, entries, dek, secrets, rotateSecret)
+    internal fun rotatingSecret() = VaultState(vaultId, envelope, entries, dek, secrets, true)
 }
 
-class OpenedVault(val plaintext: ByteArray, val state: VaultState)
+/**
+ * An opened blob. [authenticatedWriter] says whether the entry it opened through proves its writer held that
+ * entry's key (§11.2).
+ */
+class OpenedVault(val plaintext: ByteArray, val state: VaultState, val authenticatedWriter: Boolean = true)
 
-/** Opens blobs of either form with the checks of FORMAT.md §8, in its order. */
-class VaultOpener(private val counters: CounterStore) {
+/**
+ * Opens blobs of either form with the checks of FORMAT.md §8 and §11.3, in their order, and stores the counter
+ * and anchor only after every check passed.
+ */
+class VaultOpener(
+    private val counters: CounterStore,
+    private val anchors: AnchorStore = counters as? AnchorStore
+        ?: throw IllegalArgumentException("pass the AnchorStore kept beside this CounterStore")
+) {
     suspend fun open(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
         open(VaultEnvelope.parse(blob), vaultId, keys)
 
     suspend fun open(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault {
-        // Step 3, before any key is touched: a replayed blob never prompts the user.
-        val highest = counters.highest(vaultId)
+        val opened = verify(envelope, vaultId, keys, Mode.OPEN)
         val counter = envelope.counter
-        if (counter != null && counter < highest) throw VaultException.Rollback("blob counter $counter is below $highest, already accepted for this vault")
-        if (counter == null && highest > 0) throw VaultException.Rollback("a seed-form blob (no counter) after counter $highest was accepted")
+        val secrets = opened.state.secrets
+        if (secrets != null) {
+            // §11.3 step 3: the anchor moves forward, then the counter.
+            anchors.pin(vaultId, secrets.anchor)
+            counters.advance(vaultId, counter!!)
+        } else if (counter != null && opened.authenticatedWriter) {
+            // A pre-anchor extended blob (no anchor pinned, or verify refused it): its counter is stored only when
+            // its entry authenticates the writer; a forged 2^53 − 1 through a public-key entry stores nothing.
+            counters.advance(vaultId, counter)
+        }
+        return opened
+    }
+
+    /**
+     * §11.4, the new device's side: every check of [open] except that an anchored blob read through a
+     * public-key entry is not refused `unconfirmedVault`; nothing is stored. Pass the result to [confirmPairing].
+     */
+    suspend fun openUnconfirmed(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
+        verify(VaultEnvelope.parse(blob), vaultId, keys, Mode.CONFIRM)
+
+    /**
+     * §11.4: pins the anchor of [opened] (from [openUnconfirmed]) and accepts its counter only if [typedCode] is the
+     * code computed from its vault secret and [device] (this device's P-256 key that the approver wrapped to);
+     * `pairingMismatch` otherwise, and nothing is stored.
+     */
+    fun confirmPairing(opened: OpenedVault, vaultId: String, typedCode: String, device: PublicJwk.P256) {
+        val secrets = opened.state.secrets ?: throw VaultException.UnconfirmedVault("the blob has no vault secret to confirm")
+        val typed = VaultSecrets.normalizeCode(typedCode) ?: throw VaultException.PairingMismatch("the code must be six digits")
+        val expected = VaultSecrets.normalizeCode(secrets.confirmationCode(device))!!
+        if (!Crypto.constantTimeEquals(Crypto.utf8(typed), Crypto.utf8(expected)))
+            throw VaultException.PairingMismatch("the code typed is not the one computed from the vault the server sent")
+        anchors.pin(vaultId, secrets.anchor)
+        counters.advance(vaultId, opened.state.counter)
+    }
+
+    /**
+     * An older version (a restore of it): every check of [open] but the counter's, and a pinned reader also takes a
+     * pre-anchor version from before the migration, if it opens through an entry that authenticates its writer and
+     * its writer was a member of the version [current] (checked through the secrets [current] carries). Stores nothing.
+     */
+    suspend fun openPastVersion(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>, current: VaultState): OpenedVault {
+        val envelope = VaultEnvelope.parse(blob)
+        val opened = verify(envelope, vaultId, keys, Mode.PAST)
+        val carried = current.secrets
+        val old = opened.state.secrets
+        if (old == null) {
+            if (carried != null && !opened.authenticatedWriter) throw VaultException.Downgrade("a version without vault_id read through a public-key entry")
+        } else if (carried != null) {
+            if (!carried.anchor.sameVault(old.id)) throw VaultException.WrongVault("the old version's vault_id is not this vault's")
+            val mine = carried.secret(old.epoch) ?: throw VaultException.UnconfirmedVault("the old version's epoch ${old.epoch} is no longer carried")
+            if (!Crypto.constantTimeEquals(mine, old.secrets.last())) throw VaultException.WriterNotMember("the old version's vault secret is not this vault's")
+        }
+        return opened
+    }
+
+    private enum class Mode { OPEN, CONFIRM, PAST }
+
+    private suspend fun verify(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>, mode: Mode): OpenedVault {
+        val pinned = anchors.anchor(vaultId)
+        val counter = envelope.counter
+        // §11.3 step 1, before any key is used: a pinned reader refuses pre-anchor blobs, other vaults, older epochs.
+        if (pinned != null && mode != Mode.PAST) {
+            val id = envelope.vaultIdentifier ?: throw VaultException.Downgrade(
+                if (counter == null) "a seed-form blob after this vault's anchor was pinned" else "a blob without vault_id after this vault's anchor was pinned")
+            if (!pinned.sameVault(id)) throw VaultException.WrongVault("the blob's vault_id ${Base64Url.encode(id)} is not this vault's (${pinned.idText})")
+            if (envelope.epoch!! < pinned.epoch) throw VaultException.Downgrade("the blob's epoch ${envelope.epoch} is below the pinned epoch ${pinned.epoch}")
+        }
+        if (pinned != null && mode == Mode.PAST) {
+            val id = envelope.vaultIdentifier
+            if (id != null && !pinned.sameVault(id)) throw VaultException.WrongVault("the blob's vault_id ${Base64Url.encode(id)} is not this vault's (${pinned.idText})")
+        }
+        // §8 step 3, before any key is touched: a replayed blob never prompts the user.
+        if (mode != Mode.PAST) {
+            val highest = counters.highest(vaultId)
+            if (counter != null && counter < highest) throw VaultException.Rollback("blob counter $counter is below $highest, already accepted for this vault")
+            if (counter == null && highest > 0) throw VaultException.Rollback("a seed-form blob (no counter) after counter $highest was accepted")
+        }
         // Step 4: the first key with an entry; entries for keys this device does not hold are skipped.
         var match: Pair<KeyEncryptionKey, WrappedKey>? = null
         loop@ for (key in keys) {
@@ -50,16 +139,33 @@ class VaultOpener(private val counters: CounterStore) {
         val (key, entry) = match ?: throw VaultException.NoMatchingKey("none of the ${keys.size} keys has an entry")
         val dek = key.unwrap(entry)
         val plaintext: ByteArray
+        var secrets: VaultSecrets? = null
         if (counter != null) {
             HeaderAuthenticator(dek).verify(envelope.macs!!, envelope.header)
             plaintext = Crypto.gcmOpen(dek, envelope.iv, envelope.ciphertext + envelope.tag, HeaderAuthenticator.additionalData(envelope.header))
                 ?: throw VaultException.CiphertextAltered("the vault ciphertext, IV or tag does not verify")
-            counters.advance(vaultId, counter)
+            // §11.3 step 2: the vault secret, after the vault's tag verified.
+            val id = envelope.vaultIdentifier
+            if (id != null) secrets = VaultSecrets.open(dek, id, envelope.epoch!!, envelope.sealedVaultSecret!!)
         } else {
             plaintext = Crypto.gcmOpen(dek, envelope.iv, envelope.ciphertext + envelope.tag, null)
                 ?: throw VaultException.CiphertextAltered("the vault ciphertext, IV or tag does not verify")
         }
-        return OpenedVault(plaintext, VaultState(vaultId, envelope, envelope.entries, dek))
+        val authenticated = entry.scheme.authenticatesWriter
+        if (secrets != null && mode != Mode.PAST) {
+            if (pinned != null) {
+                val carried = secrets.secret(pinned.epoch)
+                if (carried == null) {
+                    if (mode == Mode.OPEN) throw VaultException.UnconfirmedVault(
+                        "the blob (epoch ${secrets.epoch}) no longer carries the secret of the pinned epoch ${pinned.epoch}: confirm this device again")
+                } else if (!Crypto.constantTimeEquals(VaultSecrets.fingerprint(pinned.id, pinned.epoch, carried), pinned.fingerprint)) {
+                    throw VaultException.WriterNotMember("the blob's vault secret of epoch ${pinned.epoch} is not the pinned one: its writer is not a member")
+                }
+            } else if (!authenticated && mode == Mode.OPEN) {
+                throw VaultException.UnconfirmedVault("an anchored blob read through a ${entry.scheme.alg} entry with no anchor pinned: confirm pairing first")
+            }
+        }
+        return OpenedVault(plaintext, VaultState(vaultId, envelope, envelope.entries, dek, secrets), authenticated)
     }
 }
 
@@ -77,23 +183,43 @@ class VaultSealer(
     val hint: String? = null,
     val maxBlobBytes: Int = 1_048_576,
     val dekRotationThreshold: Long = 1L shl 24,
-    private val clock: () -> Long = { UtcTime.now() }
+    private val clock: () -> Long = { UtcTime.now() },
+    /** Where [markAccepted] pins the anchor of what this device wrote (§11.2); by default the counter store. */
+    private val anchors: AnchorStore = counters as? AnchorStore
+        ?: throw IllegalArgumentException("pass the AnchorStore kept beside this CounterStore")
 ) {
+    /** A new vault: a new DEK, and a new `vault_id` and vault secret `S_1` (§11.1). */
     suspend fun create(plaintext: ByteArray, vaultId: String, recipients: List<Recipient>): SealedVault {
         val dek = Crypto.randomBytes(32)
         val now = UtcTime.format(clock())
         val entries = recipients.map { it.key.wrap(dek).labeled(it.label, now) }
-        return write(plaintext, dek, entries, vaultId, 0, 1, null)
+        return write(plaintext, dek, entries, vaultId, 0, 1, null, VaultSecrets.mint())
     }
 
-    /** The next version with the same DEK, rotating it first when due (seed form, or 2^24 seals). */
+    /**
+     * The next version with the same DEK, rotating it first when due (seed form, 2^24 seals, or after [revoke]: a
+     * new vault secret sealed under the old DEK would reach the revoked device).
+     */
     suspend fun seal(plaintext: ByteArray, over: VaultState, keys: List<KeyWrapping> = emptyList(), allowingPrompts: Boolean = false): SealedVault {
-        if (!over.envelope.isExtended || over.dekSeals >= dekRotationThreshold) return rotateDek(plaintext, over, keys, allowingPrompts)
-        return write(plaintext, over.dek, over.entries, over.vaultId, over.counter, over.dekSeals + 1, null)
+        if (!over.envelope.isExtended || over.rotateSecret || over.dekSeals >= dekRotationThreshold) return rotateDek(plaintext, over, keys, allowingPrompts)
+        return write(plaintext, over.dek, over.entries, over.vaultId, over.counter, over.dekSeals + 1, null, nextSecrets(over))
     }
 
-    /** A fresh DEK, re-wrapped for every entry a key in [keys] or the entry's own `jwk` can wrap. */
-    suspend fun rotateDek(plaintext: ByteArray, over: VaultState, keys: List<KeyWrapping>, allowingPrompts: Boolean = false): SealedVault {
+    /**
+     * The vault secrets the next version carries: the same ones; a pre-anchor vault's first `vault_id` and `S_1`
+     * (§11.7 migration); after a revocation ([revoke], or [rotateVaultSecret] true) `S_{e+1}` too (§11.5).
+     */
+    private fun nextSecrets(over: VaultState, rotate: Boolean = false): VaultSecrets {
+        val current = over.secrets ?: return VaultSecrets.mint()
+        return if (rotate || over.rotateSecret) current.rotated() else current
+    }
+
+    /**
+     * A fresh DEK, re-wrapped for every entry a key in [keys] or the entry's own `jwk` can wrap; with
+     * [rotateVaultSecret] (or after [revoke]) a new vault secret too, epoch + 1 (§11.5).
+     */
+    suspend fun rotateDek(plaintext: ByteArray, over: VaultState, keys: List<KeyWrapping>, allowingPrompts: Boolean = false,
+                          rotateVaultSecret: Boolean = false): SealedVault {
         val dek = Crypto.randomBytes(32)
         val now = UtcTime.format(clock())
         val entries = ArrayList<WrappedKey>()
@@ -109,7 +235,7 @@ class VaultSealer(
                 skipped.add(SkippedEntry(entry.kekId, label, e.code))
             }
         }
-        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped)
+        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, nextSecrets(over, rotateVaultSecret))
     }
 
     /** Wraps the DEK for one more key; the next seal writes the entry. */
@@ -118,20 +244,30 @@ class VaultSealer(
         return state.withEntries(state.entries + key.wrap(state.dek).labeled(label, UtcTime.format(clock())))
     }
 
-    fun revoke(kekId: String, state: VaultState): VaultState {
+    /**
+     * Removes another device's entry (a revocation): the next write also rotates the vault secret (§11.5); rotate
+     * the DEK with it ([rotateDek]). [rotatingSecret] false only removes the entry: for this device's own entries (its
+     * single-use pairing key, a key the platform destroyed), which no one else held.
+     */
+    fun revoke(kekId: String, state: VaultState, rotatingSecret: Boolean = true): VaultState {
         val remaining = state.entries.filter { it.kekId != kekId }
         if (remaining.size == state.entries.size) throw VaultException.NoRecipients("the vault has no entry for this kek_id")
         if (remaining.isEmpty()) throw VaultException.NoRecipients("cannot revoke the last entry")
-        return state.withEntries(remaining)
+        val changed = state.withEntries(remaining)
+        return if (rotatingSecret) changed.rotatingSecret() else changed
     }
 
-    /** Call after the server accepted [sealed]; a failed upload leaves the counter store unchanged. */
+    /**
+     * Call after the server accepted [sealed]; a failed upload leaves the counter and anchor stores unchanged. The
+     * writer is a member (it drew or opened the secret), so it pins what it wrote, then raises its counter.
+     */
     fun markAccepted(sealed: SealedVault) {
+        sealed.state.secrets?.let { anchors.pin(sealed.state.vaultId, it.anchor) }
         sealed.state.envelope.counter?.let { counters.advance(sealed.state.vaultId, it) }
     }
 
     private fun write(plaintext: ByteArray, dek: ByteArray, entries: List<WrappedKey>, vaultId: String, previous: Long,
-                      dekSeals: Long, skipped: List<SkippedEntry>?): SealedVault {
+                      dekSeals: Long, skipped: List<SkippedEntry>?, secrets: VaultSecrets): SealedVault {
         if (entries.isEmpty()) throw VaultException.NoRecipients("no entry can unwrap the DEK")
         if (entries.map { it.kekId }.toSet().size != entries.size) throw VaultException.NoRecipients("two entries have the same kek_id")
         val tooLong = { text: String? -> text != null && text.codePointCount(0, text.length) > WrappedKey.MAX_LABEL_CHARACTERS }
@@ -142,15 +278,19 @@ class VaultSealer(
         hint?.let { members.add("hint" to Json.str(it)) }
         members.add("counter" to Json.int(counter))
         members.add("dek_seals" to Json.int(dekSeals))
+        val sealedSecret = secrets.seal(dek)
+        members.add("vault_id" to Json.str(secrets.idText))
+        members.add("epoch" to Json.int(secrets.epoch))
+        members.add("vault_secret" to Json.str(Base64Url.encode(sealedSecret)))
         val macs = HeaderAuthenticator(dek).macs(JsonValue.Obj(members))
         members.add("macs" to Json.str(Base64Url.encode(macs)))
         val header = JsonValue.Obj(members)
         val (iv, sealed) = Crypto.gcmSeal(dek, plaintext, HeaderAuthenticator.additionalData(header))
         val envelope = VaultEnvelope(entries, iv, sealed.copyOfRange(sealed.size - 16, sealed.size), sealed.copyOfRange(0, sealed.size - 16),
-            (header["updatedUtc"] as JsonValue.Str).value, hint, counter, dekSeals, macs, header)
+            (header["updatedUtc"] as JsonValue.Str).value, hint, counter, dekSeals, macs, header, secrets.id, secrets.epoch, sealedSecret)
         val blob = envelope.encoded()
         if (blob.size > maxBlobBytes) throw VaultException.BlobTooLarge("the blob would be ${blob.size} bytes; the server accepts at most $maxBlobBytes bytes")
-        return SealedVault(blob, VaultState(vaultId, envelope, entries, dek), skipped)
+        return SealedVault(blob, VaultState(vaultId, envelope, entries, dek, secrets), skipped)
     }
 
     /**

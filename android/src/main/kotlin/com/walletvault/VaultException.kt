@@ -37,6 +37,23 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
     class CiphertextAltered(message: String) : VaultException("ciphertextAltered", message)
     /** The blob's counter is below one this reader already accepted. */
     class Rollback(message: String) : VaultException("rollback", message)
+    /**
+     * §11.3: with an anchor pinned, a blob without `vault_id` (seed form or pre-anchor extended form) or with an
+     * `epoch` below the pinned one.
+     */
+    class Downgrade(message: String) : VaultException("downgrade", message)
+    /** §11.3: the blob's `vault_id` is not the one this reader pinned (another vault of the same user). */
+    class WrongVault(message: String) : VaultException("wrongVault", message)
+    /**
+     * §11.3: the blob cannot be tied to the vault this reader belongs to: an anchored blob opened through a
+     * public-key entry with no anchor pinned, or one that no longer carries the pinned epoch's secret. Confirm
+     * (§11.4 pairing confirmation) before reading it.
+     */
+    class UnconfirmedVault(message: String) : VaultException("unconfirmedVault", message)
+    /** §11.3: the blob's vault secret for the pinned epoch is not the pinned one: its writer is not a member. */
+    class WriterNotMember(message: String) : VaultException("writerNotMember", message)
+    /** §11.4: the confirmation code typed on the new device is not the one computed from the blob. */
+    class PairingMismatch(message: String) : VaultException("pairingMismatch", message)
     /** Sealing would exceed the server's limit. */
     class BlobTooLarge(message: String) : VaultException("blobTooLarge", message)
     /** A recovery code was mistyped or is not a recovery code. */

@@ -40,16 +40,30 @@ class KeysTest {
         val sealer = VaultSealer(counters)
         val created = runSuspending { sealer.create(TestSupport.plaintext, "v", keys.map { Recipient(it, it.alg) }) }
         for (key in keys) {
-            val opened = runSuspending { VaultOpener(InMemoryCounterStore()).open(created.blob, "v", listOf(key)) }
+            // A reader that pinned the vault's anchor reads through every kind of entry (FORMAT.md §11.3) ...
+            val pinned = InMemoryCounterStore().also { it.pin("v", created.state.anchor!!) }
+            val opened = runSuspending { VaultOpener(pinned).open(created.blob, "v", listOf(key)) }
             TestSupport.assertBytes(TestSupport.plaintext, opened.plaintext)
+            // ... one that has not, only through entries that authenticate the writer (§11.2), and pins from them.
+            val fresh = InMemoryCounterStore()
+            if (key is RsaKek || key is DeviceKek) {
+                TestSupport.expectThrows<VaultException.UnconfirmedVault> { runSuspending { VaultOpener(fresh).open(created.blob, "v", listOf(key)) } }
+                assertEquals(null, fresh.anchor("v"))
+                assertEquals(0L, fresh.highest("v"))
+            } else {
+                runSuspending { VaultOpener(fresh).open(created.blob, "v", listOf(key)) }
+                assertEquals(created.state.anchor, fresh.anchor("v"))
+                assertEquals(1L, fresh.highest("v"))
+            }
         }
         // A rotation re-wraps for every key that needs no holder and reports the others.
         val opened = runSuspending { VaultOpener(counters).open(created.blob, "v", listOf(keys[0])) }
         val rotated = runSuspending { sealer.rotateDek(opened.plaintext, opened.state, keys) }
         assertEquals(setOf(keys[5].kekId, keys[6].kekId), rotated.skipped!!.map { it.kekId }.toSet())
         assertTrue(rotated.skipped!!.all { it.reason == "needsHolder" })
+        assertEquals(created.state.anchor, rotated.state.anchor, "a DEK rotation alone keeps the epoch and the secret")
         for (key in keys.filter { it.canWrapWithoutHolder }) {
-            TestSupport.assertBytes(TestSupport.plaintext, runSuspending { VaultOpener(InMemoryCounterStore()).open(rotated.blob, "v", listOf(key)) }.plaintext)
+            TestSupport.assertBytes(TestSupport.plaintext, runSuspending { VaultOpener(counters).open(rotated.blob, "v", listOf(key)) }.plaintext)
         }
     }
 
@@ -73,11 +87,14 @@ class KeysTest {
         assertTrue(sealed.skipped!!.isEmpty())
         val envelope = VaultEnvelope.parse(sealed.blob)
         assertEquals(1L, envelope.counter)
+        assertEquals(1L, envelope.epoch, "the first write migrates: a new vault_id and S_1 (FORMAT.md §11.7)")
         assertEquals(1L, envelope.dekSeals)
         assertTrue(!sealed.state.exportDek().contentEquals(opened.state.exportDek()), "a new DEK")
         assertEquals("A256GCMKW", envelope.entries.single().scheme.alg)
         TestSupport.assertBytes(opened.plaintext, runSuspending { VaultOpener(counters).open(sealed.blob, "s", listOf(key)) }.plaintext)
-        // Once a counter was accepted, the seed blob is a rollback.
-        TestSupport.expectThrows<VaultException.Rollback> { runSuspending { VaultOpener(counters).open(blob, "s", listOf(key)) } }
+        // Once the anchor is pinned, the seed blob is a downgrade (§11.3); with only a counter it was a rollback.
+        TestSupport.expectThrows<VaultException.Downgrade> { runSuspending { VaultOpener(counters).open(blob, "s", listOf(key)) } }
+        val countersOnly = InMemoryCounterStore().also { it.advance("s", 1) }
+        TestSupport.expectThrows<VaultException.Rollback> { runSuspending { VaultOpener(countersOnly).open(blob, "s", listOf(key)) } }
     }
 }

@@ -50,8 +50,13 @@ class SyncEngineTest {
         val received = PairingRequest.parse(request.encoded)
         assertEquals(request.shortAuthenticationString, received.shortAuthenticationString)
         assertTrue(Regex("\\d{3} \\d{3}").matches(received.shortAuthenticationString))
-        runSuspending { a.engine.approve(received) }
-        assertTrue(b.sync() is SyncReport.Restored)
+        val approved = runSuspending { a.engine.approve(received) }
+        assertTrue(Regex("\\d{3} \\d{3}").matches(approved.confirmationCode), approved.confirmationCode)
+        // FORMAT.md §11.4: B reads through a public-key entry, so it must confirm the vault with A's code first.
+        expectSync(SyncException.Code.UNCONFIRMED_VAULT) { b.sync() }
+        assertEquals(null, b.engine.anchor())
+        assertTrue(runSuspending { b.engine.confirmPairing(approved.confirmationCode) } is SyncReport.Restored)
+        assertEquals(a.engine.anchor(), b.engine.anchor())
         assertEquals("P-1", b.value("passport"))
         // B's own Keystore entry replaced the single-use pairing entry.
         val entries = b.engine.devices()

@@ -16,8 +16,9 @@ class TamperTest {
     private val counters = InMemoryCounterStore()
     private val sealer = VaultSealer(counters, hint = "Pixel 8")
     private val opener = VaultOpener(counters)
+    // The phone created the vault (so it pinned the vault's anchor when the server accepted it, FORMAT.md §11.2).
     private val blob = runSuspending {
-        sealer.create(TestSupport.plaintext, "v", listOf(Recipient(phone, "Phone"), Recipient(laptop, "Laptop"))).blob
+        sealer.create(TestSupport.plaintext, "v", listOf(Recipient(phone, "Phone"), Recipient(laptop, "Laptop"))).also { sealer.markAccepted(it) }.blob
     }
 
     private fun open(blob: ByteArray, keys: List<KeyEncryptionKey> = listOf(phone), vault: String = "v") =
@@ -86,15 +87,20 @@ class TamperTest {
         // No key is asked: a key that would throw is never touched.
         val untouchable = KeystoreKek(SecretKeySpec(Crypto.randomBytes(32), "AES"), "k", { _: Cipher -> throw AssertionError("prompted") })
         TestSupport.expectThrows<VaultException.Rollback> { open(blob, listOf(untouchable)) }
-        // Other vaults keep their own counters.
-        TestSupport.assertBytes(TestSupport.plaintext, open(blob, vault = "other").plaintext)
+        // Other vaults keep their own counters (read through the laptop's symmetric entry, which pins, §11.2).
+        TestSupport.assertBytes(TestSupport.plaintext, open(blob, listOf(laptop), vault = "other").plaintext)
     }
 
     @Test
     fun strippingTheCounterToLookLikeTheSeedIsRefused() {
         open(blob)
+        // vault_id, epoch and vault_secret are allowed only with a counter (§11.1) ...
         val stripped = edit { m -> m.remove("counter"); m.remove("dek_seals"); m.remove("macs") }
-        TestSupport.expectThrows<VaultException.Rollback> { open(stripped) }
+        TestSupport.expectThrows<VaultException.Malformed> { open(stripped) }
+        // ... and without them too, a reader that pinned the vault's anchor refuses a seed-form blob (§11.3).
+        val seedLike = edit { m -> for (n in listOf("counter", "dek_seals", "macs", "vault_id", "epoch", "vault_secret")) m.remove(n) }
+        TestSupport.expectThrows<VaultException.Downgrade> { open(seedLike) }
+        TestSupport.expectThrows<VaultException> { runSuspending { VaultOpener(InMemoryCounterStore()).open(seedLike, "v", listOf(laptop)) } }
         // A reader that never saw the vault fails too: the ciphertext was sealed with AAD.
         TestSupport.expectThrows<VaultException> { runSuspending { VaultOpener(InMemoryCounterStore()).open(stripped, "v", listOf(laptop)) } }
     }
