@@ -10,11 +10,13 @@ import kotlin.coroutines.suspendCoroutine
 class SyncException(val code: Code, reason: String, val backupError: BackupError? = null, cause: Throwable? = null) :
     Exception("${code.name}: $reason" + (backupError?.let { " (${it.message})" } ?: ""), cause) {
     /**
-     * [UNCONFIRMED_VAULT]: the vault must be confirmed on this device first ([VaultSyncEngine.confirmPairing] with the
-     * code the approving device shows, FORMAT.md §11.4); [PAIRING_MISMATCH]: the code typed is not the vault's.
+     * [CONFIRMATION_REQUIRED] (`unconfirmedVault` underneath): the vault must be confirmed on this device first
+     * ([VaultSyncEngine.confirmPairing] with the code the approving device shows, FORMAT.md §11.4);
+     * [CONFIRMATION_MISMATCH] (`pairingMismatch`): the code typed is not the vault's, nothing was stored. The names
+     * are the Swift `SyncError.Code`'s.
      */
     enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT,
-        UNCONFIRMED_VAULT, PAIRING_MISMATCH }
+        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH }
 }
 
 sealed class SyncReport(val version: String?) {
@@ -333,10 +335,10 @@ class VaultSyncEngine(
     }
 
     /**
-     * The new device's side of FORMAT.md §11.4, after [sync] failed with [SyncException.Code.UNCONFIRMED_VAULT]:
+     * The new device's side of FORMAT.md §11.4, after [sync] failed with [SyncException.Code.CONFIRMATION_REQUIRED]:
      * reads the server's blob through this device's pairing entry without storing anything, and only if [code]
      * (as the approving device shows it, `"123 456"`; spaces and dashes ignored) is the one computed from that blob
-     * pins the vault's anchor, then restores as [sync] does. Otherwise [SyncException.Code.PAIRING_MISMATCH] and
+     * pins the vault's anchor, then restores as [sync] does. Otherwise [SyncException.Code.CONFIRMATION_MISMATCH] and
      * nothing stored changes: pair again.
      */
     suspend fun confirmPairing(code: String): SyncReport = mutex.withLock {
@@ -351,6 +353,15 @@ class VaultSyncEngine(
             ?: throw SyncException(SyncException.Code.INVALID_INPUT, "this device did not read the vault through a P-256 pairing entry")
         envelopeCall { opener.confirmPairing(opened, VAULT_ID, code, device) }
         restore(remote, start, opened)
+    }
+
+    /**
+     * The code [approve] returned, again (Swift `confirmationCode(for:)`): computed from the synced version, so it is
+     * the new device's code while no one rotated the vault secret since.
+     */
+    suspend fun confirmationCode(request: PairingRequest): String = mutex.withLock {
+        openSynced().confirmationCode(request.publicKey)
+            ?: throw SyncException(SyncException.Code.NO_VAULT, "the synced vault has no vault_id yet: approve the request first")
     }
 
     /** The anchor this device pinned (FORMAT.md §11.2); its [VaultAnchor.shortFingerprint] is what two members compare (§11.6). */
@@ -442,7 +453,14 @@ class VaultSyncEngine(
     private suspend fun open(blob: ByteArray, keys: List<KeyEncryptionKey>): OpenedVault {
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; pair it or recover")
         try {
-            return envelopeCall { opener.open(blob, VAULT_ID, keys) }
+            val opened = envelopeCall { opener.open(blob, VAULT_ID, keys) }
+            // FORMAT.md §11.3 opens a pre-anchor blob read through a public-key entry (compatibility) and stores nothing
+            // of it; the engine would store its content and write on from it, so it asks for a vault it can confirm:
+            // every current writer (an approver included) writes anchored blobs.
+            if (!opened.authenticatedWriter && opened.state.secrets == null && store.anchors.anchor(VAULT_ID) == null)
+                throw SyncException(SyncException.Code.CONFIRMATION_REQUIRED, "the vault (no vault_id yet) was read through a public-key entry: " +
+                    "a member device must sync it first, then confirm this device with its code")
+            return opened
         } catch (e: SyncException) {
             // A device that was a member of the last version it synced has been revoked, not "never paired": say who.
             val device = deviceKeys.current()
@@ -475,8 +493,8 @@ class VaultSyncEngine(
             val code = when (e) {
                 is VaultException.Rollback, is VaultException.Downgrade -> SyncException.Code.ROLLBACK_DETECTED
                 is VaultException.WrongVault, is VaultException.WriterNotMember -> SyncException.Code.TAMPERED
-                is VaultException.UnconfirmedVault -> SyncException.Code.UNCONFIRMED_VAULT
-                is VaultException.PairingMismatch -> SyncException.Code.PAIRING_MISMATCH
+                is VaultException.UnconfirmedVault -> SyncException.Code.CONFIRMATION_REQUIRED
+                is VaultException.PairingMismatch -> SyncException.Code.CONFIRMATION_MISMATCH
                 is VaultException.RecipientsAltered, is VaultException.TimestampAltered, is VaultException.HintAltered,
                 is VaultException.CounterAltered, is VaultException.CiphertextAltered, is VaultException.Malformed,
                 is VaultException.InvalidShape, is VaultException.InvalidJson, is VaultException.UnsupportedAlgorithm,

@@ -85,6 +85,17 @@ class VaultOpener(
         val expected = VaultSecrets.normalizeCode(secrets.confirmationCode(device))!!
         if (!Crypto.constantTimeEquals(Crypto.utf8(typed), Crypto.utf8(expected)))
             throw VaultException.PairingMismatch("the code typed is not the one computed from the vault the server sent")
+        // What is stored may have moved on while the user typed: the checks that need no key, against it now.
+        val pinned = anchors.anchor(vaultId)
+        if (pinned != null) {
+            if (!pinned.sameVault(secrets.id)) throw VaultException.WrongVault("the blob's vault_id ${secrets.idText} is not this vault's (${pinned.idText})")
+            if (secrets.epoch < pinned.epoch) throw VaultException.Downgrade("the blob's epoch ${secrets.epoch} is below the pinned epoch ${pinned.epoch}")
+            val carried = secrets.secret(pinned.epoch)
+            if (carried != null && !Crypto.constantTimeEquals(VaultSecrets.fingerprint(pinned.id, pinned.epoch, carried), pinned.fingerprint))
+                throw VaultException.WriterNotMember("the blob's vault secret of epoch ${pinned.epoch} is not the pinned one")
+        }
+        val highest = counters.highest(vaultId)
+        if (opened.state.counter < highest) throw VaultException.Rollback("blob counter ${opened.state.counter} is below $highest, already accepted for this vault")
         anchors.pin(vaultId, secrets.anchor)
         counters.advance(vaultId, opened.state.counter)
     }
@@ -273,6 +284,7 @@ class VaultSealer(
         val tooLong = { text: String? -> text != null && text.codePointCount(0, text.length) > WrappedKey.MAX_LABEL_CHARACTERS }
         if (entries.any { tooLong(it.label) } || tooLong(hint)) throw VaultException.Malformed("labels and the hint have at most 256 characters")
         val counter = maxOf(previous, counters.highest(vaultId)) + 1
+        if (counter >= (1L shl 53)) throw VaultException.Malformed("the next counter would exceed 2^53 - 1")
         val members = arrayListOf<Pair<String, JsonValue>>(
             "v" to Json.int(1), "wrappedDeks" to JsonValue.Arr(entries.map { it.json }), "updatedUtc" to Json.str(UtcTime.format(clock())))
         hint?.let { members.add("hint" to Json.str(it)) }

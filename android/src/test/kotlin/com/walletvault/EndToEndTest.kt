@@ -122,7 +122,13 @@ class EndToEndTest {
         val line = requested.stdout.lines().first { it.startsWith("wvpair1.") }
         val request = PairingRequest.parse(line)
         assertTrue(requested.stdout.contains(request.shortAuthenticationString), "both sides show the same six digits: $requested")
-        runSuspending { kotlin.engine.approve(request) }
+        val approved = runSuspending { kotlin.engine.approve(request) }
+        // FORMAT.md §11.4: the CLI reads through a public-key entry, so it confirms the vault with the Kotlin code.
+        assertEquals(4, cli("cli-a", "pull").code, "not before the confirmation")
+        val wrong = String.format("%06d", (approved.confirmationCode.replace(" ", "").toInt() + 1) % 1_000_000)
+        assertEquals(6, cli("cli-a", "pair", "confirm", wrong).code, "a wrong code is refused")
+        cliOk("cli-a", "pair", "confirm", approved.confirmationCode)
+        assertEquals(approved.confirmationCode, runSuspending { kotlin.engine.confirmationCode(request) })
         assertEquals("P-from-kotlin", cliOk("cli-a", "pull", "--item", "passport").stdout.trim())
         // The CLI edits; the Kotlin device restores silently.
         cliOk("cli-a", "push", "--item", "licence", file("licence.txt", "L-from-cli"))
@@ -142,8 +148,13 @@ class EndToEndTest {
         // Kotlin pairs: its request, the CLI approves with the six digits, the Kotlin device restores and enrolls its Keystore key.
         val kotlin = KotlinDevice("bob", "Pixel 8")
         val request = kotlin.engine.pairingRequest()
-        cliOk("cli-b", "pair", "approve", request.encoded, "--sas", request.shortAuthenticationString)
-        assertTrue(kotlin.sync() is SyncReport.Restored)
+        val approval = cliOk("cli-b", "pair", "approve", request.encoded, "--sas", request.shortAuthenticationString)
+        val confirmation = Regex("Confirmation code for it: (\\d{3} \\d{3})").find(approval.stdout)?.groupValues?.get(1)
+            ?: fail("no confirmation code in $approval")
+        expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { kotlin.sync() }
+        val wrong = String.format("%06d", (confirmation.replace(" ", "").toInt() + 1) % 1_000_000)
+        expectSync(SyncException.Code.CONFIRMATION_MISMATCH) { runSuspending { kotlin.engine.confirmPairing(wrong) } }
+        assertTrue(runSuspending { kotlin.engine.confirmPairing(confirmation) } is SyncReport.Restored)
         assertEquals("P-1", kotlin.value("passport"))
         val kotlinKek = kotlin.keys.kek!!.kekId
         val entries = kotlin.engine.devices()

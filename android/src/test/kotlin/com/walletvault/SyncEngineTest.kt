@@ -53,7 +53,7 @@ class SyncEngineTest {
         val approved = runSuspending { a.engine.approve(received) }
         assertTrue(Regex("\\d{3} \\d{3}").matches(approved.confirmationCode), approved.confirmationCode)
         // FORMAT.md §11.4: B reads through a public-key entry, so it must confirm the vault with A's code first.
-        expectSync(SyncException.Code.UNCONFIRMED_VAULT) { b.sync() }
+        expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { b.sync() }
         assertEquals(null, b.engine.anchor())
         assertTrue(runSuspending { b.engine.confirmPairing(approved.confirmationCode) } is SyncReport.Restored)
         assertEquals(a.engine.anchor(), b.engine.anchor())
@@ -200,6 +200,64 @@ class SyncEngineTest {
         assertEquals(recordBefore, store.record().syncedVersion)
         TestSupport.assertBytes(blobBefore, store.syncedBlob()!!)
         assertEquals(VaultEnvelope.parse(blobBefore).counter, store.counters.highest(VaultSyncEngine.VAULT_ID))
+    }
+
+    @Test
+    fun aWrongConfirmationCodeStoresNothingAndTheRightOneThenPairs() {
+        val a = Device("A")
+        val b = Device("B")
+        runSuspending { a.engine.createVault() }
+        a.set("passport", "P-1")
+        a.sync()
+        val request = b.engine.pairingRequest()
+        val approved = runSuspending { a.engine.approve(PairingRequest.parse(request.encoded)) }
+        expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { b.sync() }
+        val files = { b.directory.listFiles()!!.map { it.name }.filter { !it.startsWith(".") }.sorted() }
+        val before = files()
+        val wrong = String.format("%06d", (approved.confirmationCode.replace(" ", "").toInt() + 1) % 1_000_000)
+        expectSync(SyncException.Code.CONFIRMATION_MISMATCH) { runSuspending { b.engine.confirmPairing(wrong) } }
+        assertEquals(before, files(), "nothing stored")
+        assertFalse(before.contains("anchors.sealed") || before.contains("counters.sealed") || before.contains("synced-blob.sealed"), before.toString())
+        assertEquals(null, b.engine.anchor())
+        assertEquals(null, b.engine.document())
+        // The code as the user might type it.
+        assertTrue(runSuspending { b.engine.confirmPairing(" " + approved.confirmationCode.replace(" ", "") + " ") } is SyncReport.Restored)
+        assertEquals("P-1", b.value("passport"))
+        assertEquals(a.engine.anchor(), b.engine.anchor())
+        assertTrue(b.sync() is SyncReport.UpToDate)
+    }
+
+    @Test
+    fun aServerForgedBlobForTheNewDevicesPairingKeyIsNeverAccepted() {
+        // Attack 1 at the engine's level: between the approval and the confirmation the server swaps in a blob of
+        // its own for the new device's pairing key (public: it is in the approved entry), with the highest counter.
+        val a = Device("A")
+        val b = Device("B")
+        runSuspending { a.engine.createVault() }
+        a.sync()
+        val request = b.engine.pairingRequest()
+        val approved = runSuspending { a.engine.approve(PairingRequest.parse(request.encoded)) }
+        val genuine = server.current!!.blob
+        val id = VaultEnvelope.parse(genuine).vaultIdentifier!!
+        for (forged in listOf(
+            Forger.fromPublicKey(request.publicKey, Forger.MAX_COUNTER, Forger.Anchor(id, 1, listOf(Crypto.randomBytes(32)))),
+            Forger.fromPublicKey(request.publicKey, Forger.MAX_COUNTER, null))) {
+            server.replace(forged)
+            val store = LocalVaultStore(b.directory, b.atRest)
+            expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { b.sync() }
+            // The anchored forgery has the forger's secret, so the approver's code does not match it; the pre-anchor
+            // one has no secret to confirm (the engine takes nothing it read through a public-key entry unconfirmed).
+            expectSync(if (VaultEnvelope.parse(forged).isAnchored) SyncException.Code.CONFIRMATION_MISMATCH else SyncException.Code.CONFIRMATION_REQUIRED) {
+                runSuspending { b.engine.confirmPairing(approved.confirmationCode) }
+            }
+            assertEquals(null, b.engine.document())
+            assertEquals(0L, store.counters.highest(VaultSyncEngine.VAULT_ID), "a forged counter reached the store")
+            assertEquals(null, store.anchors.anchor(VaultSyncEngine.VAULT_ID))
+        }
+        // The genuine blob is served again: B confirms and pairs.
+        server.replace(genuine)
+        assertTrue(runSuspending { b.engine.confirmPairing(approved.confirmationCode) } is SyncReport.Restored)
+        assertEquals(a.engine.anchor(), b.engine.anchor())
     }
 
     @Test
