@@ -180,6 +180,8 @@ object Crypto {
 
     /** RSAES-OAEP with SHA-256 and MGF1-SHA-256 (the JDK's "OAEPWithSHA-256" alone would use MGF1-SHA-1). */
     val oaepSha256 = OAEPParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA256, PSource.PSpecified.DEFAULT)
+    /** OAEP with SHA-256 and MGF1-SHA-1: what `OAEPWithSHA-256AndMGF1Padding` means on Java; seed-form entries only. */
+    val oaepSha256Mgf1Sha1 = OAEPParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA1, PSource.PSpecified.DEFAULT)
 
     fun rsaPublicKey(n: ByteArray, e: ByteArray): PublicKey =
         KeyFactory.getInstance("RSA").generatePublic(RSAPublicKeySpec(BigInteger(1, n), BigInteger(1, e)))

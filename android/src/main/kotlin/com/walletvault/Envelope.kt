@@ -2,17 +2,45 @@ package com.walletvault
 
 import java.io.ByteArrayOutputStream
 
-/** Argon2id costs as an entry stores them (FORMAT.md §7.3). */
+/**
+ * Argon2id costs as an entry stores them, and the limits a reader holds them to (FORMAT.md §7.3): each cost between
+ * [FLOOR] and [CEILING] (`weakParameters`), and per open at most [MAX_ENTRIES_PER_OPEN] passphrase entries whose
+ * [work] sums to at most [MAX_WORK_PER_OPEN] (`workLimitExceeded`), all checked before the first derivation.
+ */
 data class Argon2Costs(val memoryKiB: Int, val iterations: Int, val parallelism: Int) {
-    /** Between the floor (19 MiB, t 2, p 1) and the ceiling (1 GiB, t 16, p 16), with m ≥ 8·p. */
+    /** Between the floor (19 MiB, t 2, p 1) and the ceiling (256 MiB, t 8, p 4). (RFC 9106's m ≥ 8·p cannot fail within them.) */
     val isWithinReaderLimits: Boolean
-        get() = memoryKiB in 19456..1048576 && iterations in 2..16 && parallelism in 1..16 && memoryKiB >= 8 * parallelism
+        get() = memoryKiB in FLOOR.memoryKiB..CEILING.memoryKiB && iterations in FLOOR.iterations..CEILING.iterations &&
+            parallelism in FLOOR.parallelism..CEILING.parallelism
+
+    /** m × t in KiB·passes, what [MAX_WORK_PER_OPEN] bounds (lanes split the same memory). */
+    val work: Long get() = memoryKiB.toLong() * iterations
 
     override fun toString() = "m=$memoryKiB,t=$iterations,p=$parallelism"
 
     companion object {
         val DEFAULT = Argon2Costs(65536, 3, 1)
         val FLOOR = Argon2Costs(19456, 2, 1)
+        val CEILING = Argon2Costs(262144, 8, 4)
+        const val MAX_ENTRIES_PER_OPEN = 4
+        /** Four entries at the default costs: 4 × 65536 × 3. */
+        const val MAX_WORK_PER_OPEN = 4L * 65536 * 3
+
+        /**
+         * The costs of every passphrase entry one open would derive for, checked before any derivation: one out of
+         * range refuses the blob (`weakParameters`, not skipped), more than four or more total work than the budget
+         * is `workLimitExceeded`.
+         */
+        fun checkOpenBudget(entries: List<Argon2Costs>) {
+            entries.firstOrNull { !it.isWithinReaderLimits }?.let {
+                throw VaultException.WeakParameters("Argon2id costs $it are outside $FLOOR to $CEILING")
+            }
+            if (entries.size > MAX_ENTRIES_PER_OPEN)
+                throw VaultException.WorkLimitExceeded("the blob has ${entries.size} passphrase entries; a reader derives for at most $MAX_ENTRIES_PER_OPEN")
+            val total = entries.fold(0L) { sum, costs -> sum + costs.work }
+            if (total > MAX_WORK_PER_OPEN)
+                throw VaultException.WorkLimitExceeded("the passphrase entries need $total KiB·passes of Argon2id; a reader spends at most $MAX_WORK_PER_OPEN")
+        }
     }
 }
 
@@ -39,6 +67,11 @@ sealed class PublicJwk {
     val thumbprint: String get() = Base64Url.encode(Crypto.sha256(Json.write(json)))
 
     companion object {
+        /** NIST SP 800-131A's floor for RSA (§4.1): below it `weakParameters`. */
+        const val RSA_MIN_BITS = 2048
+        /** Above it `malformed` (§4.1). */
+        const val RSA_MAX_BITS = 16384
+
         fun parse(value: JsonValue, path: String): PublicJwk {
             val reader = MemberReader(value as? JsonValue.Obj ?: throw VaultException.Malformed("$path must be an object"), path)
             return when (reader.string("kty")) {
@@ -48,6 +81,8 @@ sealed class PublicJwk {
                     val x = reader.bytes("x")
                     val y = reader.bytes("y")
                     if (x.size != 32 || y.size != 32) throw VaultException.Malformed("$path coordinates must be 32 bytes each")
+                    // Each coordinate below p and the point on P-256, when the blob is parsed (§4.1).
+                    Crypto.p256PublicKey(x, y, path)
                     P256(x, y)
                 }
                 "RSA" -> {
@@ -55,6 +90,9 @@ sealed class PublicJwk {
                     val n = reader.bytes("n")
                     val e = reader.bytes("e")
                     if (n[0] == 0.toByte() || e[0] == 0.toByte()) throw VaultException.Malformed("$path.n and .e must not have leading zeros")
+                    val bits = java.math.BigInteger(1, n).bitLength()
+                    if (bits > RSA_MAX_BITS) throw VaultException.Malformed("$path.n has $bits bits, more than $RSA_MAX_BITS")
+                    if (bits < RSA_MIN_BITS) throw VaultException.WeakParameters("$path.n has $bits bits; at least $RSA_MIN_BITS are required")
                     Rsa(n, e)
                 }
                 else -> throw VaultException.Malformed("$path.kty must be EC or RSA")
@@ -176,9 +214,6 @@ class WrappedKey(
                     val epk = PublicJwk.parse(reader.member("epk"), "$path.epk") as? PublicJwk.P256
                     val jwk = PublicJwk.parse(reader.member("jwk"), "$path.jwk") as? PublicJwk.P256
                     if (epk == null || jwk == null) throw VaultException.Malformed("$path.epk and $path.jwk must be P-256 keys")
-                    // Both points must be on P-256 (§4.1).
-                    Crypto.p256PublicKey(epk.x, epk.y, "$path.epk")
-                    Crypto.p256PublicKey(jwk.x, jwk.y, "$path.jwk")
                     scheme = Scheme.EcdhEsA256kw(epk, jwk)
                 }
                 else -> {
@@ -193,6 +228,10 @@ class WrappedKey(
             val created = reader.string("created")
             if (UtcTime.parse(created) == null) throw VaultException.Malformed("$path.created must be an RFC 3339 timestamp in UTC")
             val kekId = reader.string("kek_id")
+            // §4.1: a public-key entry's kek_id is exactly its jwk's RFC 7638 thumbprint, so that an edited jwk cannot
+            // hand later DEKs (re-wrapped by rotating writers) to another key.
+            val recipient = when (scheme) { is Scheme.RsaOaep256 -> scheme.recipient; is Scheme.EcdhEsA256kw -> scheme.recipient; else -> null }
+            if (recipient != null && recipient.thumbprint != kekId) throw VaultException.Malformed("$path.kek_id is not the RFC 7638 thumbprint of its jwk")
             return WrappedKey(kekId, dekCipher, scheme, label, created)
         }
     }

@@ -69,29 +69,54 @@ class StoredKeyKek(key: ByteArray) : A256kwKek(key, Scheme.A256kwStored) {
 class RecoveryCodeKek(code: RecoveryCode) : A256kwKek(
     Crypto.hkdf(code.canonicalBytes(), ByteArray(0), Crypto.utf8("WalletVault-v1 recovery code A256KW"), 32), Scheme.A256kwRecoveryCode)
 
-/** A passphrase as key-encryption key: Argon2id with the entry's salt and costs (§7.3). */
+/**
+ * A passphrase as key-encryption key: Argon2id with the entry's salt and costs (§7.3), over the passphrase in
+ * Unicode NFC (`java.text.Normalizer`), so composed and decomposed accents from different keyboards give one key.
+ */
 class PassphraseKek private constructor(key: ByteArray, val salt: ByteArray, val costs: Argon2Costs) :
     A256kwKek(key, Scheme.A256kwPassphrase(salt, costs)) {
     companion object {
-        /** A new entry's key: fresh 16-byte salt, the default costs. Runs Argon2id on the calling thread. */
-        fun create(passphrase: String, costs: Argon2Costs = Argon2Costs.DEFAULT): PassphraseKek =
-            derive(passphrase, Crypto.randomBytes(16), costs)
-
-        fun derive(passphrase: String, salt: ByteArray, costs: Argon2Costs): PassphraseKek {
-            // Checked before deriving: a server could lower the costs to cheapen guessing, or raise them to exhaust us.
-            if (!costs.isWithinReaderLimits) throw VaultException.WeakParameters("Argon2id costs $costs are outside m=19456,t=2,p=1 to m=1048576,t=16,p=16")
-            return PassphraseKek(Argon2id.derive(Crypto.utf8(passphrase), salt, costs), salt, costs)
+        /**
+         * A new entry's key: fresh 16-byte salt, the default costs, the passphrase in NFC. Runs Argon2id on the calling
+         * thread. Refuses costs no reader would derive (`weakParameters`, `workLimitExceeded`).
+         */
+        fun create(passphrase: String, costs: Argon2Costs = Argon2Costs.DEFAULT): PassphraseKek {
+            Argon2Costs.checkOpenBudget(listOf(costs))
+            return derived(normalized(passphrase), Crypto.randomBytes(16), costs)
         }
 
-        /** The key of the passphrase entry of [envelope] whose `kek_id` the passphrase reproduces. */
+        /** The key for one entry's salt and costs, from the passphrase in NFC; costs outside the limits are refused first. */
+        fun derive(passphrase: String, salt: ByteArray, costs: Argon2Costs): PassphraseKek {
+            // Checked before deriving: a server could lower the costs to cheapen guessing, or raise them to exhaust us.
+            Argon2Costs.checkOpenBudget(listOf(costs))
+            return derived(normalized(passphrase), salt, costs)
+        }
+
+        /**
+         * The key of the passphrase entry of [envelope] whose `kek_id` the passphrase reproduces. Every passphrase
+         * entry's costs, their number and total work are checked before the first derivation; entries are tried in
+         * blob order with the passphrase in NFC, then (only if it is not already NFC) as given, for entries enrolled
+         * before passphrases were normalized.
+         */
         fun unlock(passphrase: String, envelope: VaultEnvelope): PassphraseKek {
-            for (entry in envelope.entries) {
-                val s = entry.scheme as? Scheme.A256kwPassphrase ?: continue
-                val candidate = derive(passphrase, s.salt, s.costs)
-                if (candidate.kekId == entry.kekId) return candidate
+            val candidates = envelope.entries.mapNotNull { entry -> (entry.scheme as? Scheme.A256kwPassphrase)?.let { Pair(entry.kekId, it) } }
+            Argon2Costs.checkOpenBudget(candidates.map { it.second.costs })
+            val nfc = normalized(passphrase)
+            val asGiven = Crypto.utf8(passphrase)
+            for (password in if (nfc.contentEquals(asGiven)) listOf(nfc) else listOf(nfc, asGiven)) {
+                for ((kekId, scheme) in candidates) {
+                    val candidate = derived(password, scheme.salt, scheme.costs)
+                    if (candidate.kekId == kekId) return candidate
+                }
             }
             throw VaultException.NoMatchingKey("no passphrase entry matches this passphrase")
         }
+
+        /** The UTF-8 bytes of [passphrase] in Unicode Normalization Form C, what Argon2id derives from. */
+        fun normalized(passphrase: String): ByteArray = Crypto.utf8(java.text.Normalizer.normalize(passphrase, java.text.Normalizer.Form.NFC))
+
+        private fun derived(password: ByteArray, salt: ByteArray, costs: Argon2Costs) =
+            PassphraseKek(Argon2id.derive(password, salt, costs), salt, costs)
     }
 }
 
@@ -219,7 +244,11 @@ class PublicKeyRecipient(val publicKey: PublicJwk) : KeyWrapping {
     override val canWrapWithoutHolder: Boolean get() = true
 
     override suspend fun wrap(dek: ByteArray): WrappedKey = when (val key = publicKey) {
-        is PublicJwk.Rsa -> WrappedKey(kekId, Crypto.rsaEncrypt(Crypto.rsaPublicKey(key.n, key.e), dek), Scheme.RsaOaep256(key))
+        is PublicJwk.Rsa -> {
+            val bits = java.math.BigInteger(1, key.n).bitLength()
+            if (bits < PublicJwk.RSA_MIN_BITS) throw VaultException.WeakParameters("an RSA key of $bits bits; at least ${PublicJwk.RSA_MIN_BITS} are required")
+            WrappedKey(kekId, Crypto.rsaEncrypt(Crypto.rsaPublicKey(key.n, key.e), dek), Scheme.RsaOaep256(key))
+        }
         is PublicJwk.P256 -> {
             val recipient = Crypto.p256PublicKey(key.x, key.y, "jwk")
             val ephemeral = Crypto.p256Generate()
@@ -321,13 +350,19 @@ class RsaKek(private val privateKey: RSAPrivateCrtKey) : KeyEncryptionKey {
 
     override suspend fun unwrap(entry: WrappedKey): ByteArray {
         if (entry.scheme !is Scheme.RsaOaep256 && entry.scheme !is Scheme.Seed) throw mismatch(entry, "RSA-OAEP-256")
-        return try {
-            val cipher = Cipher.getInstance("RSA/ECB/OAEPPadding")
-            cipher.init(Cipher.DECRYPT_MODE, privateKey, Crypto.oaepSha256)
-            Crypto.checkedDek(cipher.doFinal(entry.dekCipher), "RSA-OAEP-256")
-        } catch (e: GeneralSecurityException) {
-            throw VaultException.UnwrapFailed("RSA-OAEP-256: the key does not unwrap this entry")
+        // RSA-OAEP-256 entries are MGF1-SHA-256 only; seed-form entries also MGF1-SHA-1, what Java's
+        // "OAEPWithSHA-256AndMGF1Padding" writes without an OAEPParameterSpec (FORMAT.md §4.2).
+        val paddings = if (entry.scheme is Scheme.Seed) listOf(Crypto.oaepSha256, Crypto.oaepSha256Mgf1Sha1) else listOf(Crypto.oaepSha256)
+        for (padding in paddings) {
+            try {
+                val cipher = Cipher.getInstance("RSA/ECB/OAEPPadding")
+                cipher.init(Cipher.DECRYPT_MODE, privateKey, padding)
+                return Crypto.checkedDek(cipher.doFinal(entry.dekCipher), "RSA-OAEP-256")
+            } catch (e: GeneralSecurityException) {
+                continue
+            }
         }
+        throw VaultException.UnwrapFailed("RSA-OAEP-256: the key does not unwrap this entry")
     }
 
     companion object {

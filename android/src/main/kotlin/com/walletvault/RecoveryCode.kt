@@ -34,12 +34,22 @@ class RecoveryCode private constructor(private val canonical: ByteArray) {
             return RecoveryCode(symbols)
         }
 
-        /** Reads a typed code: case, `-` and spaces ignored, `O` read as 0, `I` and `L` as 1; names the groups that fail. */
+        /**
+         * What a reader skips in a typed or pasted code (§7.4): `-`, space, tab, LF, CR and no-break space (U+00A0,
+         * which copying from a web page or PDF produces). Nothing else.
+         */
+        const val IGNORED = "- \t\n\r\u00A0"
+
+        /**
+         * Reads a typed code: ASCII case ignored, [IGNORED] characters skipped, `O` read as 0, `I` and `L` as 1; any
+         * other character (non-ASCII ones, full-width digits and `U` among them) is refused; names the groups that fail.
+         */
         fun parse(text: String): RecoveryCode {
             val symbols = ArrayList<Int>()
             for (c in text) {
+                if (c > '\u007F' && c != '\u00A0') throw VaultException.InvalidRecoveryCode("a recovery code uses only 0-9 and A-Z without U")
                 when (c) {
-                    '-', ' ' -> Unit
+                    '-', ' ', '\t', '\n', '\r', '\u00A0' -> Unit
                     'O', 'o' -> symbols.add(0)
                     'I', 'i', 'L', 'l' -> symbols.add(1)
                     else -> {

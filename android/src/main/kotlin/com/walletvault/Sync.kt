@@ -131,7 +131,7 @@ class VaultSyncEngine(
     }
 
     private val sealer = VaultSealer(store.counters, hint = deviceLabel, maxBlobBytes = maxBlobBytes, clock = { clock.nowMillis() }, anchors = store.anchors)
-    private val opener = VaultOpener(store.counters, store.anchors)
+    private val opener = VaultOpener(store.counters, store.anchors, maxBlobBytes)
     private val mutex = SuspendMutex()
     private val editLock = Any()
     @Volatile private var generation = 0L
@@ -498,7 +498,7 @@ class VaultSyncEngine(
                 is VaultException.RecipientsAltered, is VaultException.TimestampAltered, is VaultException.HintAltered,
                 is VaultException.CounterAltered, is VaultException.CiphertextAltered, is VaultException.Malformed,
                 is VaultException.InvalidShape, is VaultException.InvalidJson, is VaultException.UnsupportedAlgorithm,
-                is VaultException.WeakParameters -> SyncException.Code.TAMPERED
+                is VaultException.WeakParameters, is VaultException.WorkLimitExceeded -> SyncException.Code.TAMPERED
                 is VaultException.NoMatchingKey, is VaultException.UnwrapFailed -> SyncException.Code.NO_ACCESS
                 is VaultException.Invalidated -> SyncException.Code.KEY_INVALIDATED
                 is VaultException.BlobTooLarge -> SyncException.Code.TOO_LARGE

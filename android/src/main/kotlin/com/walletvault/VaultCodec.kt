@@ -46,10 +46,18 @@ class OpenedVault(val plaintext: ByteArray, val state: VaultState, val authentic
 class VaultOpener(
     private val counters: CounterStore,
     private val anchors: AnchorStore = counters as? AnchorStore
-        ?: throw IllegalArgumentException("pass the AnchorStore kept beside this CounterStore")
+        ?: throw IllegalArgumentException("pass the AnchorStore kept beside this CounterStore"),
+    /** The reader's own size limit (FORMAT.md §12): the server's default `limits.max_blob_bytes`. */
+    val maxBlobBytes: Int = 1_048_576
 ) {
     suspend fun open(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
-        open(VaultEnvelope.parse(blob), vaultId, keys)
+        open(parse(blob), vaultId, keys)
+
+    /** A text longer than [maxBlobBytes] is refused before it is parsed (`blobTooLarge`). */
+    private fun parse(blob: ByteArray): VaultEnvelope {
+        if (blob.size > maxBlobBytes) throw VaultException.BlobTooLarge("the blob is ${blob.size} bytes; this reader reads at most $maxBlobBytes bytes")
+        return VaultEnvelope.parse(blob)
+    }
 
     suspend fun open(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault {
         val opened = verify(envelope, vaultId, keys, Mode.OPEN)
@@ -72,7 +80,7 @@ class VaultOpener(
      * public-key entry is not refused `unconfirmedVault`; nothing is stored. Pass the result to [confirmPairing].
      */
     suspend fun openUnconfirmed(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
-        verify(VaultEnvelope.parse(blob), vaultId, keys, Mode.CONFIRM)
+        verify(parse(blob), vaultId, keys, Mode.CONFIRM)
 
     /**
      * §11.4: pins the anchor of [opened] (from [openUnconfirmed]) and accepts its counter only if [typedCode] is the
@@ -106,7 +114,7 @@ class VaultOpener(
      * its writer was a member of the version [current] (checked through the secrets [current] carries). Stores nothing.
      */
     suspend fun openPastVersion(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>, current: VaultState): OpenedVault {
-        val envelope = VaultEnvelope.parse(blob)
+        val envelope = parse(blob)
         val opened = verify(envelope, vaultId, keys, Mode.PAST)
         val carried = current.secrets
         val old = opened.state.secrets
@@ -142,13 +150,25 @@ class VaultOpener(
             if (counter != null && counter < highest) throw VaultException.Rollback("blob counter $counter is below $highest, already accepted for this vault")
             if (counter == null && highest > 0) throw VaultException.Rollback("a seed-form blob (no counter) after counter $highest was accepted")
         }
-        // Step 4: the first key with an entry; entries for keys this device does not hold are skipped.
-        var match: Pair<KeyEncryptionKey, WrappedKey>? = null
-        loop@ for (key in keys) {
-            for (entry in envelope.entries) if (entry.kekId == key.kekId) { match = Pair(key, entry); break@loop }
+        // Step 4: the first key (in the order offered) with an entry decides; entries for keys this device does not
+        // hold are skipped. Seed-form entries sharing a kek_id (every seed-era Android device used "vault-kek") are
+        // tried in blob order until one unwraps (§4.2); any failure but unwrapFailed stops at once.
+        val key = keys.firstOrNull { k -> envelope.entries.any { it.kekId == k.kekId } }
+            ?: throw VaultException.NoMatchingKey("none of the ${keys.size} keys has an entry")
+        var entry: WrappedKey? = null
+        var dek: ByteArray? = null
+        var failure: VaultException.UnwrapFailed? = null
+        for (candidate in envelope.entries) {
+            if (candidate.kekId != key.kekId) continue
+            try {
+                dek = key.unwrap(candidate)
+                entry = candidate
+                break
+            } catch (e: VaultException.UnwrapFailed) {
+                failure = e
+            }
         }
-        val (key, entry) = match ?: throw VaultException.NoMatchingKey("none of the ${keys.size} keys has an entry")
-        val dek = key.unwrap(entry)
+        if (dek == null || entry == null) throw failure ?: VaultException.UnwrapFailed("no entry unwraps")
         val plaintext: ByteArray
         var secrets: VaultSecrets? = null
         if (counter != null) {

@@ -15,8 +15,13 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
     class Malformed(message: String) : VaultException("malformed", message)
     /** An entry names an `alg` (or `kdf`) this reader does not implement. */
     class UnsupportedAlgorithm(message: String) : VaultException("unsupportedAlgorithm", message)
-    /** Argon2id costs outside the floor and ceiling of §7.3. */
+    /** Argon2id costs outside the floor and ceiling of §7.3, or an RSA key below 2048 bits (§4.1). */
     class WeakParameters(message: String) : VaultException("weakParameters", message)
+    /**
+     * §7.3: the blob's passphrase entries would make one open derive more than a reader allows (more than four, or
+     * more Argon2id memory × passes in total than four entries at the default costs); refused before any derivation.
+     */
+    class WorkLimitExceeded(message: String) : VaultException("workLimitExceeded", message)
     /** None of the offered keys has an entry. */
     class NoMatchingKey(message: String) : VaultException("noMatchingKey", message)
     /** A key has an entry but cannot unwrap it. */

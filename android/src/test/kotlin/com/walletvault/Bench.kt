@@ -45,7 +45,7 @@ private fun sealOpenRow(rounds: Int) {
     val counters = InMemoryCounterStore()
     // A 1 MiB vault makes a blob of about 1.4 MB: above the server's default limit, as in the Swift bench.
     val sealer = VaultSealer(counters, hint = "bench", maxBlobBytes = 4 shl 20)
-    val opener = VaultOpener(counters)
+    val opener = VaultOpener(counters, maxBlobBytes = 4 shl 20)
     val key = SecretKeySpec(Crypto.randomBytes(32), "AES")
     var state = runSuspending { sealer.create(plaintext, "bench", listOf(Recipient(kek, "bench"))) }.state
     var blob = ByteArray(0)
