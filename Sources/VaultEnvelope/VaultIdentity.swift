@@ -25,7 +25,8 @@ public struct VaultIdentity: Sendable {
     private static let anchorDomain = Data("WalletVault-v1 anchor".utf8) + [0]
     private static let confirmationDomain = Data("WalletVault-v1 pairing confirmation".utf8) + [0]
 
-    private init(rawID: Data, epoch: UInt64, secrets: [Data]) {
+    /// An identity from its parts; `secrets` are those of epochs `epoch - secrets.count + 1 … epoch`.
+    init(rawID: Data, epoch: UInt64, secrets: [Data]) {
         self.rawID = rawID
         vaultID = Base64URL.encode(rawID)
         self.epoch = epoch

@@ -68,6 +68,12 @@ public struct VaultSealer: Sendable {
     ///   `.malformed` for a label or hint over 256 characters, `.blobTooLarge` naming the blob's size and the limit,
     ///   or what a recipient's `wrap` throws.
     public func create(_ plaintext: Data, vaultID: String, recipients: [Recipient]) async throws -> SealedVault {
+        try await create(plaintext, vaultID: vaultID, recipients: recipients, identity: .create())
+    }
+
+    /// `create` with a given identity: what a forger who picked its own vault secret writes, for the tests that
+    /// show readers refuse it.
+    func create(_ plaintext: Data, vaultID: String, recipients: [Recipient], identity: VaultIdentity) async throws -> SealedVault {
         let dek = SymmetricKey(size: .bits256)
         let now = clock()
         var entries: [WrappedKey] = []
@@ -75,7 +81,7 @@ public struct VaultSealer: Sendable {
             entries.append(try await recipient.key.wrap(dek).labeled(recipient.label, created: now))
         }
         return try await write(
-            plaintext, dek: dek, entries: entries, identity: .create(), vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil)
+            plaintext, dek: dek, entries: entries, identity: identity, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil)
     }
 
     /// Seals the next version of a vault with its DEK and pending entries, rotating the DEK first when it is due.
