@@ -2,6 +2,7 @@ package com.walletvault
 
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assertions.fail
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestFactory
 import org.junit.jupiter.api.DynamicTest
@@ -37,26 +38,80 @@ class FormatVectorTest {
             }
         }
 
+        /** The reader state a `.key.json` asks for (`reader`: `counter` and, optionally, the pinned `anchor`). */
+        fun readerStore(description: JsonValue.Obj): InMemoryCounterStore {
+            val store = InMemoryCounterStore()
+            val reader = description["reader"] as? JsonValue.Obj ?: return store
+            reader["counter"]?.long?.let { if (it > 0) store.advance("vectors", it) }
+            reader["anchor"]?.let { store.pin("vectors", anchor(it)) }
+            return store
+        }
+
+        fun anchor(value: JsonValue): VaultAnchor {
+            val obj = value as JsonValue.Obj
+            return VaultAnchor(bytes(obj, "vault_id"), obj["epoch"]!!.long!!, bytes(obj, "fingerprint"))
+        }
+
+        private fun state(store: InMemoryCounterStore) = "${store.highest("vectors")} ${store.anchor("vectors")}"
+
+        /**
+         * A positive vector opens (through the confirmation of FORMAT.md §11.4 when it names a `confirmation_code`)
+         * and leaves the reader with the `anchor` and `expect_counter` it names; a negative one (`expect_error`) is
+         * refused with that error and leaves the reader's state as `reader` gave it.
+         */
         fun check(name: String, keystore: Boolean) {
             val description = description(name)
             val blob = File(TestSupport.vectorDirectory, "$name.blob.json").readBytes()
-            val envelope = VaultEnvelope.parse(blob)
-            val key = key(description, envelope, keystore)
+            val expectedError = description["expect_error"]?.string
+            val store = readerStore(description)
+            val opener = VaultOpener(store)
+            val before = state(store)
+            val key = try {
+                key(description, VaultEnvelope.parse(blob), keystore)
+            } catch (e: VaultException) {
+                assertEquals(expectedError, e.code, "$name: ${e.message}")
+                assertEquals(before, state(store), "$name: the reader's state changed")
+                return
+            }
             assertEquals(description["kek_id"]!!.string, key.kekId, "$name kek_id")
-            val opened = runSuspending { VaultOpener(InMemoryCounterStore()).open(envelope, "vectors", listOf(key)) }
+            if (expectedError != null) {
+                try {
+                    runSuspending { opener.open(blob, "vectors", listOf(key)) }
+                    fail<Unit>("$name opened; expected $expectedError")
+                } catch (e: VaultException) {
+                    assertEquals(expectedError, e.code, "$name: ${e.message}")
+                }
+                assertEquals(before, state(store), "$name: the reader's state changed")
+                return
+            }
+            val code = description["confirmation_code"]?.string
+            val opened = if (code != null && key is DeviceKek) {
+                val unconfirmed = runSuspending { opener.openUnconfirmed(blob, "vectors", listOf(key)) }
+                assertEquals(before, state(store), "$name: opening for confirmation stored something")
+                opener.confirmPairing(unconfirmed, "vectors", code, key.publicKey)
+                unconfirmed
+            } else runSuspending { opener.open(blob, "vectors", listOf(key)) }
+            val envelope = opened.state.envelope
             assertEquals(description["plaintext"]!!.string, Base64Url.encode(opened.plaintext), "$name plaintext")
             assertEquals(description["dek"]!!.string, Base64Url.encode(opened.state.exportDek()), "$name dek")
-            assertEquals(description["alg"]?.string, envelope.entries.first().scheme.alg, "$name alg")
+            assertEquals(description["alg"]?.string, envelope.entries.first { it.kekId == key.kekId }.scheme.alg, "$name alg")
             if (envelope.isExtended) {
                 assertEquals(description["aad"]!!.string, Base64Url.encode(HeaderAuthenticator.additionalData(envelope.header)), "$name aad")
             }
+            description["anchor"]?.let {
+                assertEquals(anchor(it), opened.state.anchor, "$name anchor")
+                assertEquals(anchor(it), store.anchor("vectors"), "$name pinned anchor")
+            }
+            description["expect_counter"]?.long?.let { assertEquals(it, store.highest("vectors"), "$name counter") }
         }
     }
 
     @TestFactory
     fun everyVectorOpensWithItsKey(): List<DynamicTest> {
         val names = names()
-        assertTrue(names.size >= 9, "expected the nine Swift vectors at least, found $names")
+        assertTrue(names.size >= 40, "expected the Swift and Kotlin vectors, found $names")
+        assertTrue(names.count { description(it)["expect_error"] != null } >= 7, "expected the negative vectors")
+        assertTrue(names.count { it.startsWith("kotlin-anchored-") } >= 8, "expected the Kotlin-written anchored vectors")
         return names.map { name -> DynamicTest.dynamicTest(name) { check(name, keystore = false) } }
     }
 

@@ -8,27 +8,44 @@ import javax.crypto.Cipher
 import javax.crypto.spec.SecretKeySpec
 
 /**
- * Writes the Kotlin-written vectors (`kotlin-*.blob.json` / `.key.json`) beside the Swift ones, in the same form
- * (Vectors/format/README.md). Run once: `WALLETVAULT_WRITE_KOTLIN_VECTORS=1 android/build.sh`, then commit the
- * files; normal runs only read them (FormatVectorTest here, FormatVectorTests in Swift).
+ * Writes the Kotlin-written anchored vectors (`kotlin-anchored-*.blob.json` / `.key.json`, FORMAT.md §11) beside the
+ * Swift ones, in the same form (Vectors/format/README.md). Run once: `WALLETVAULT_WRITE_KOTLIN_VECTORS=1
+ * android/build.sh`, then commit the files; normal runs only read them (FormatVectorTest here, FormatVectorTests in
+ * Swift). The pre-anchor `kotlin-*` vectors written before §11 are kept as written and no longer generated.
  */
 class KotlinVectorWriter {
     private val out = TestSupport.vectorDirectory
-    private val sealer = VaultSealer(InMemoryCounterStore(), hint = "Kotlin vector writer")
 
     private fun b64(bytes: ByteArray) = Json.str(Base64Url.encode(bytes))
 
-    private fun write(name: String, blob: ByteArray, dek: ByteArray, kind: String, key: JsonValue.Obj, kekId: String, alg: String?, aad: ByteArray?) {
+    private fun anchorJson(anchor: VaultAnchor) =
+        Json.obj("vault_id" to b64(anchor.id), "epoch" to Json.int(anchor.epoch), "fingerprint" to b64(anchor.fingerprint))
+
+    private fun write(name: String, blob: ByteArray, kind: String, key: JsonValue.Obj, kekId: String, alg: String?,
+                      extra: List<Pair<String, JsonValue>>, opened: VaultState? = null) {
         val members = arrayListOf<Pair<String, JsonValue>>("kind" to Json.str(kind), "alg" to (alg?.let { Json.str(it) } ?: JsonValue.Null),
-            "kek_id" to Json.str(kekId), "key" to key, "vault_id" to Json.str("vectors"), "plaintext" to b64(TestSupport.plaintext), "dek" to b64(dek))
-        aad?.let { members.add("aad" to b64(it)) }
+            "kek_id" to Json.str(kekId), "key" to key, "vault_id" to Json.str("vectors"))
+        if (opened != null) {
+            members.add("plaintext" to b64(TestSupport.plaintext))
+            members.add("dek" to b64(opened.exportDek()))
+            members.add("aad" to b64(HeaderAuthenticator.additionalData(opened.envelope.header)))
+        }
+        members.addAll(extra)
         File(out, "$name.key.json").writeBytes(Json.write(JsonValue.Obj(members)) + byteArrayOf(0x0A))
         File(out, "$name.blob.json").writeBytes(blob + byteArrayOf(0x0A))
     }
 
-    private fun sealed(name: String, key: KeyWrapping, kind: String, keyMembers: JsonValue.Obj) {
-        val vault = runSuspending { sealer.create(TestSupport.plaintext, name, listOf(Recipient(key, name))) }
-        write(name, vault.blob, vault.state.exportDek(), kind, keyMembers, key.kekId, key.alg, HeaderAuthenticator.additionalData(vault.state.envelope.header))
+    /** A vault of one entry for [key]; the vector's reader starts from [reader] and ends with the blob's anchor. */
+    private fun sealed(name: String, key: KeyWrapping, kind: String, keyMembers: JsonValue.Obj, how: String = "fresh") {
+        val sealer = VaultSealer(InMemoryCounterStore(), hint = "Kotlin vector writer")
+        val vault = runSuspending { sealer.create(TestSupport.plaintext, "vectors", listOf(Recipient(key, name))) }
+        val anchor = vault.state.anchor!!
+        val extra = arrayListOf<Pair<String, JsonValue>>("anchor" to anchorJson(anchor), "expect_counter" to Json.int(1))
+        when (how) {
+            "confirm" -> extra.add("confirmation_code" to Json.str(vault.state.confirmationCode((key as DeviceKek).publicKey)!!))
+            "pinned" -> extra.add("reader" to Json.obj("counter" to Json.int(1), "anchor" to anchorJson(anchor)))
+        }
+        write(name, vault.blob, kind, keyMembers, key.kekId, key.alg, extra, vault.state)
     }
 
     private fun ec(d: ByteArray, x: ByteArray, y: ByteArray) =
@@ -38,40 +55,64 @@ class KotlinVectorWriter {
     @EnabledIfEnvironmentVariable(named = "WALLETVAULT_WRITE_KOTLIN_VECTORS", matches = "1")
     fun writeVectors() {
         val stored = Crypto.randomBytes(32)
-        sealed("kotlin-a256kw", StoredKeyKek(stored), "file", Json.obj("kty" to Json.str("oct"), "k" to b64(stored)))
+        sealed("kotlin-anchored-a256kw", StoredKeyKek(stored), "file", Json.obj("kty" to Json.str("oct"), "k" to b64(stored)))
 
         val code = RecoveryCode.generate()
-        sealed("kotlin-a256kw-recovery-code", RecoveryCodeKek(code), "recovery-code", Json.obj("recovery_code" to Json.str(code.formatted)))
+        sealed("kotlin-anchored-a256kw-recovery-code", RecoveryCodeKek(code), "recovery-code", Json.obj("recovery_code" to Json.str(code.formatted)))
 
-        val passphrase = "Kotlin wrote this passphrase entry"
-        sealed("kotlin-a256kw-passphrase", PassphraseKek.create(passphrase, Argon2Costs.FLOOR), "passphrase", Json.obj("passphrase" to Json.str(passphrase)))
+        // Composed é in the vector, so a reader that skips NFC would still match; the NFC rule has its own tests.
+        val passphrase = "Kotlin wrote this passphrase entry, d\u00e9j\u00e0"
+        sealed("kotlin-anchored-a256kw-passphrase", PassphraseKek.create(passphrase, Argon2Costs.FLOOR), "passphrase", Json.obj("passphrase" to Json.str(passphrase)))
 
-        // The Keystore path with a software SecretKey: IV chosen by the cipher, read back after init.
+        // The Keystore path with a software SecretKey: IV chosen by the cipher, read back after init; app-named kek_id.
         val gcm = Crypto.randomBytes(32)
-        sealed("kotlin-a256gcmkw-keystore", KeystoreKek(SecretKeySpec(gcm, "AES"), KeystoreKek.newKekId(), { c: Cipher -> c }), "aes-gcm",
+        sealed("kotlin-anchored-a256gcmkw-keystore", KeystoreKek(SecretKeySpec(gcm, "AES"), KeystoreKek.newKekId(), { c: Cipher -> c }), "aes-gcm",
             Json.obj("kty" to Json.str("oct"), "k" to b64(gcm)))
 
         val rsa = RsaKek.generate()
         val field = RsaKek::class.java.getDeclaredField("privateKey").also { it.isAccessible = true }
         val der = (field.get(rsa) as RSAPrivateCrtKey).encoded
         val pem = "-----BEGIN PRIVATE KEY-----\n" + java.util.Base64.getMimeEncoder(64, "\n".toByteArray()).encodeToString(der) + "\n-----END PRIVATE KEY-----\n"
-        sealed("kotlin-rsa-oaep-256", rsa, "rsa", Json.obj("pkcs8_pem" to Json.str(pem)))
+        sealed("kotlin-anchored-rsa-oaep-256", rsa, "rsa", Json.obj("pkcs8_pem" to Json.str(pem)), how = "pinned")
 
         val device = DeviceKek.generate()
-        sealed("kotlin-ecdh-es+a256kw", device, "p256", ec(device.privateScalar(), device.publicKey.x, device.publicKey.y))
+        val deviceJwk = ec(device.privateScalar(), device.publicKey.x, device.publicKey.y)
+        sealed("kotlin-anchored-ecdh-es+a256kw", device, "p256", deviceJwk, how = "confirm")
 
         val pair = Crypto.p256Generate()
         val raw = Crypto.rawPoint(pair.public as java.security.interfaces.ECPublicKey)
         val d = Crypto.fixed32((pair.private as java.security.interfaces.ECPrivateKey).s)
         val selfKey = SelfEcdhKek.fromRaw(d, raw.copyOfRange(0, 32), raw.copyOfRange(32, 64))
-        sealed("kotlin-wv-ecdh-self+a256gcmkw", selfKey, "p256-self", ec(d, raw.copyOfRange(0, 32), raw.copyOfRange(32, 64)))
+        sealed("kotlin-anchored-wv-ecdh-self+a256gcmkw", selfKey, "p256-self", ec(d, raw.copyOfRange(0, 32), raw.copyOfRange(32, 64)))
 
-        // The seed's Android form as the seed's code writes it: dek_cipher = wrapIv ‖ wrapCipher.doFinal(dek), no counter.
-        val androidKey = Crypto.randomBytes(32)
-        val keystore = KeystoreKek(SecretKeySpec(androidKey, "AES"), KeystoreKek.newKekId(), { c: Cipher -> c })
-        val dek = Crypto.randomBytes(32)
-        val entry = runSuspending { keystore.wrapSeedLayout(dek) }
-        val blob = VaultSealer(InMemoryCounterStore(), hint = "Pixel 8").sealSeedForm(TestSupport.plaintext, dek, listOf(entry))
-        write("kotlin-seed-android", blob, dek, "aes-gcm", Json.obj("kty" to Json.str("oct"), "k" to b64(androidKey)), keystore.kekId, null, null)
+        revocationVectors()
+    }
+
+    /**
+     * §11.5/§11.6 written by the Kotlin sealer: a member (ECDH-ES entry) pinned at epoch 1 reads the revocation's
+     * epoch 2 (`kotlin-anchored-revoked-epoch-2`), and a member that read epoch 2 refuses the revoked device's own
+     * epoch-2 fork (`kotlin-negative-revoked-fork`, `writerNotMember`).
+     */
+    private fun revocationVectors() {
+        val owner = StoredKeyKek.generate()
+        val member = DeviceKek.generate()
+        val revoked = DeviceKek.generate()
+        val store = InMemoryCounterStore()
+        val sealer = VaultSealer(store, hint = "Kotlin vector writer")
+        val created = runSuspending {
+            sealer.create(TestSupport.plaintext, "vectors", listOf(Recipient(owner, "Owner"), Recipient(member, "Member"), Recipient(revoked, "Revoked")))
+        }
+        sealer.markAccepted(created)
+        val revokedView = runSuspending { VaultOpener(InMemoryCounterStore().also { it.pin("vectors", created.state.anchor!!) }).open(created.blob, "vectors", listOf(revoked)) }
+        val genuine = runSuspending { sealer.rotateDek(TestSupport.plaintext, sealer.revoke(revoked.kekId, created.state), listOf(owner)) }
+        val memberJwk = ec(member.privateScalar(), member.publicKey.x, member.publicKey.y)
+        write("kotlin-anchored-revoked-epoch-2", genuine.blob, "p256", memberJwk, member.kekId, member.alg, listOf(
+            "anchor" to anchorJson(genuine.state.anchor!!), "expect_counter" to Json.int(2),
+            "reader" to Json.obj("counter" to Json.int(1), "anchor" to anchorJson(created.state.anchor!!))), genuine.state)
+        val forkSealer = VaultSealer(InMemoryCounterStore().also { it.advance("vectors", 99) }, hint = "Kotlin vector writer")
+        val fork = runSuspending { forkSealer.rotateDek(TestSupport.plaintext, revokedView.state, listOf(revoked), rotateVaultSecret = true) }
+        write("kotlin-negative-revoked-fork", fork.blob, "p256", memberJwk, member.kekId, member.alg, listOf(
+            "expect_error" to Json.str("writerNotMember"),
+            "reader" to Json.obj("counter" to Json.int(2), "anchor" to anchorJson(genuine.state.anchor!!))))
     }
 }
