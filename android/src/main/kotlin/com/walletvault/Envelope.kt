@@ -336,6 +336,8 @@ class VaultEnvelope internal constructor(
             }
             val cutCipher = cut?.second
             val top = json as? JsonValue.Obj ?: throw VaultException.InvalidShape("top level must be an object, not ${json.typeName}")
+            // §3.1: a member name containing U+0000, at any depth, is invalidShape.
+            if (hasNulName(top)) throw VaultException.InvalidShape("a member name contains U+0000")
             // §3.1: the seed's shape.
             val v = top["v"] ?: throw VaultException.InvalidShape("v is missing")
             if (v != JsonValue.Integer(1)) throw VaultException.InvalidShape("v must be the integer 1")
@@ -391,6 +393,12 @@ class VaultEnvelope internal constructor(
             if (vaultSecret.size != VaultSecrets.sealedLength(epoch))
                 throw VaultException.Malformed("vault_secret must be ${VaultSecrets.sealedLength(epoch)} bytes for epoch $epoch, not ${vaultSecret.size}")
             return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header, vaultIdentifier, epoch, vaultSecret)
+        }
+
+        private fun hasNulName(value: JsonValue): Boolean = when (value) {
+            is JsonValue.Obj -> value.members.any { it.first.indexOf('\u0000') >= 0 || hasNulName(it.second) }
+            is JsonValue.Arr -> value.elements.any { hasNulName(it) }
+            else -> false
         }
 
         private val CIPHER_NEEDLE = Crypto.utf8("\"cipher\":\"")

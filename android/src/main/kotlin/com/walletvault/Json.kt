@@ -135,13 +135,20 @@ object Json {
         JsonToken.VALUE_NUMBER_INT -> when (parser.numberType) {
             JsonParser.NumberType.INT, JsonParser.NumberType.LONG -> JsonValue.Integer(parser.longValue)
             // Jackson calls some 19-digit integers big; what fits 64 bits is an integer, as in the Swift reader.
-            else -> parser.text.toLongOrNull()?.let { JsonValue.Integer(it) } ?: JsonValue.Number(parser.text)
+            else -> parser.text.toLongOrNull()?.let { JsonValue.Integer(it) } ?: finite(parser.text)
         }
-        JsonToken.VALUE_NUMBER_FLOAT -> JsonValue.Number(parser.text)
+        JsonToken.VALUE_NUMBER_FLOAT -> finite(parser.text)
         JsonToken.VALUE_TRUE -> JsonValue.Bool(true)
         JsonToken.VALUE_FALSE -> JsonValue.Bool(false)
         JsonToken.VALUE_NULL -> JsonValue.Null
         else -> throw JsonParseError("unexpected token")
+    }
+
+    /** A number a double can hold (FORMAT.md §3.1: `1e400` is not JSON a reader accepts, `invalidJSON`). */
+    private fun finite(text: String): JsonValue.Number {
+        val value = text.toDoubleOrNull()
+        if (value == null || value.isInfinite() || value.isNaN()) throw JsonParseError("a number too large for a double")
+        return JsonValue.Number(text)
     }
 
     /** Refuses strings holding an unpaired surrogate (only a `\uD800`-style escape can produce one). */

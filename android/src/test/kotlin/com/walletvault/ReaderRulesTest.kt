@@ -176,6 +176,26 @@ class ReaderRulesTest {
     }
 
     @Test
+    fun numbersBeyondADoubleAreInvalidJsonAndNulInANameIsInvalidShape() {
+        for (text in listOf("[1e400]", "[-1e400]", "{\"a\":1" + "0".repeat(400) + "}")) {
+            try { Json.parse(text); throw AssertionError("$text parsed") } catch (e: JsonParseError) {}
+        }
+        Json.parse("[1e308, -237462374673276894279832749832423479823246327846, 1E22]")
+        val dek = Crypto.randomBytes(32)
+        val gcm = AesGcmKek(Crypto.randomBytes(32))
+        val seed = VaultSealer(InMemoryCounterStore()).sealSeedForm(TestSupport.plaintext, dek, listOf(gcm.wrapSeedLayout(dek)))
+        TestSupport.expectThrows<VaultException.InvalidJson> { VaultEnvelope.parse(TestSupport.edit(seed) { it["x"] = JsonValue.Number("1e400") }) }
+        TestSupport.expectThrows<VaultException.InvalidShape> { VaultEnvelope.parse(TestSupport.edit(seed) { it["a\u0000b"] = Json.int(1) }) }
+        TestSupport.expectThrows<VaultException.InvalidShape> {
+            VaultEnvelope.parse(TestSupport.edit(seed) { m ->
+                m["wrappedDeks"] = JsonValue.Arr(TestSupport.entries(m).map { TestSupport.withMember(it, "\u0000", Json.int(1)) })
+            })
+        }
+        // Other names outside the seed's members are still ignored in the seed form.
+        VaultEnvelope.parse(TestSupport.edit(seed) { it["x"] = Json.int(1) })
+    }
+
+    @Test
     fun aReaderRefusesATextAboveItsSizeLimitBeforeParsingIt() {
         val garbage = ByteArray(1_048_577) { 0x78.toByte() }
         TestSupport.expectThrows<VaultException.BlobTooLarge> { runSuspending { VaultOpener(InMemoryCounterStore()).open(garbage, "v", listOf(StoredKeyKek.generate())) } }
