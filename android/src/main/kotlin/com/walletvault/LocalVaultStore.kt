@@ -92,8 +92,11 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     val anchors: AnchorStore = object : AnchorStore {
         private val lock = Any()
         private fun all(): MutableMap<String, VaultAnchor> {
-            val obj = read("anchors")?.let { Json.parse(it) as? JsonValue.Obj } ?: return HashMap()
-            return obj.members.mapNotNull { (k, v) -> VaultAnchor.parse(v)?.let { Pair(k, it) } }.toMap(HashMap())
+            val text = read("anchors") ?: return HashMap()
+            // An unreadable anchor is an error, never a silently forgotten one (that would turn the checks off).
+            val broken = SyncException(SyncException.Code.LOCAL_STORAGE, "anchors cannot be read back")
+            val obj = (try { Json.parse(text) } catch (e: JsonParseError) { throw broken }) as? JsonValue.Obj ?: throw broken
+            return obj.members.map { (k, v) -> Pair(k, VaultAnchor.parse(v) ?: throw broken) }.toMap(HashMap())
         }
         override fun anchor(vaultId: String): VaultAnchor? = synchronized(lock) { all()[vaultId] }
         override fun pin(vaultId: String, anchor: VaultAnchor) = synchronized(lock) {

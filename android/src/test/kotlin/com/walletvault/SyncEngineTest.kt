@@ -305,6 +305,10 @@ class SyncEngineTest {
         assertEquals(listOf("Recovery code"), (report as SyncReport.Rotated).skipped.map { it.label })
         val envelope = VaultEnvelope.parse(server.current!!.blob)
         assertEquals(1L, envelope.dekSeals)
+        // FORMAT.md §11.5: the vault secret rotated with the DEK; A pinned the new epoch once the server accepted it.
+        assertEquals(2L, envelope.epoch)
+        assertEquals(2L, a.engine.anchor()!!.epoch)
+        assertEquals(1L, b.engine.anchor()!!.epoch)
         val refused = expectSync(SyncException.Code.NO_ACCESS) { b.sync() }
         assertTrue(refused.message!!.contains("removed from the vault by \"A\""), refused.message)
     }
