@@ -55,15 +55,7 @@ public struct VaultOpener: Sendable {
     }
 
     private func decrypt(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        var match: (key: any KeyEncryptionKey, entry: WrappedKey)?
-        for key in keys {
-            if let entry = envelope.entries.first(where: { $0.kekID == key.kekID }) {
-                match = (key, entry)
-                break
-            }
-        }
-        guard let match else { throw VaultEnvelopeError(.noMatchingKey, "none of the \(keys.count) keys has an entry") }
-        let dek = try await match.key.unwrap(match.entry)
+        let dek = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: keys).dek
 
         let plaintext: Data
         if let macs = envelope.macs, envelope.counter != nil {
