@@ -1,6 +1,7 @@
-/// Remembers, per vault, the highest `counter` a reader has accepted, so an older blob is refused.
+/// Remembers, per vault, what a reader has accepted: the highest `counter` (so an older blob is refused) and the
+/// pinned anchor (so a blob from a writer that does not hold the vault secret is refused; FORMAT.md §11.2).
 ///
-/// Implementations must never lower a stored value: `advance` keeps the maximum.
+/// Implementations must never lower a stored counter: `advance` keeps the maximum.
 public protocol CounterStore: Sendable {
     /// The highest counter accepted for `vaultID`, or 0 if none.
     ///
@@ -11,7 +12,19 @@ public protocol CounterStore: Sendable {
     ///
     /// - Throws: whatever the storage throws (`VaultEnvelopeError` `.keyStorage` for the file store).
     func advance(_ vaultID: String, to counter: UInt64) async throws
-    /// Forgets `vaultID`'s counter, for a vault its user erased from the server; the only way a counter goes down.
+
+    /// The anchor pinned for `vaultID`, or nil if none is.
+    ///
+    /// - Throws: whatever the storage throws (`VaultEnvelopeError` `.keyStorage` for the file store).
+    func anchor(for vaultID: String) async throws -> VaultAnchor?
+
+    /// Pins `anchor` for `vaultID`, replacing the one pinned before; the opener checks before it calls this.
+    ///
+    /// - Throws: whatever the storage throws (`VaultEnvelopeError` `.keyStorage` for the file store).
+    func pin(_ anchor: VaultAnchor, for vaultID: String) async throws
+
+    /// Forgets `vaultID`'s counter and anchor, for a vault its user erased from the server; the only way a counter
+    /// goes down.
     ///
     /// - Throws: whatever the storage throws (`VaultEnvelopeError` `.keyStorage` for the file store).
     func forget(_ vaultID: String) async throws

@@ -2,62 +2,106 @@ import Foundation
 import VaultCore
 import VaultJSON
 
-/// A counter store kept in one JSON file (`{"<vault id>": <counter>, ...}`, mode 0600), replaced atomically.
+/// A counter store kept in one JSON file (mode 0600), replaced atomically: per vault its counter and pinned anchor,
+/// `{"<vault>": {"counter": 7, "vault_id": "…", "epoch": 1, "fingerprint": "…"}}`.
 ///
-/// One actor per file: two stores on the same file in one process could each lose the other's update.
+/// Files written before anchors existed hold `{"<vault>": 7}` and are read as counters without an anchor. One actor
+/// per file: two stores on the same file in one process could each lose the other's update.
 public actor FileCounterStore: CounterStore {
+    private struct Record: Equatable {
+        var counter: UInt64 = 0
+        var anchor: VaultAnchor?
+    }
+
     /// The file.
     public let fileURL: URL
-    private var counters: [String: UInt64]
+    private var records: [String: Record]
 
     /// Opens the store at `url`; a missing file is an empty store.
     ///
     /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file is readable by others, unreadable, or not a JSON
-    ///   object of positive integers.
+    ///   object of counters and anchors.
     public init(fileURL url: URL) throws(VaultEnvelopeError) {
         fileURL = url
-        counters = [:]
+        records = [:]
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         let bytes = try KeyFile.contents(of: url, maxBytes: 16 << 20)
         guard case .object(let members)? = try? JSONParser().parse(bytes) else {
             throw VaultEnvelopeError(.keyStorage, "counter file \(url.lastPathComponent) is not a JSON object")
         }
         for member in members {
-            guard let value = member.value.integerValue, value >= 0 else {
+            guard let record = Self.record(member.value) else {
                 throw VaultEnvelopeError(.keyStorage, "counter file \(url.lastPathComponent) holds a non-counter")
             }
-            counters[member.key] = UInt64(value)
+            records[member.key] = record
         }
     }
 
     /// The highest counter accepted for `vaultID`, or 0.
     public func highestCounter(for vaultID: String) -> UInt64 {
-        counters[vaultID, default: 0]
+        records[vaultID]?.counter ?? 0
     }
 
     /// Keeps the larger of the stored value and `counter`, writing the file before returning.
     ///
     /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored value is then unchanged.
     public func advance(_ vaultID: String, to counter: UInt64) throws(VaultEnvelopeError) {
-        guard counter > counters[vaultID, default: 0] else { return }
-        var updated = counters
-        updated[vaultID] = counter
-        try replace(with: updated)
+        var record = records[vaultID] ?? Record()
+        guard counter > record.counter else { return }
+        record.counter = counter
+        try replace(vaultID, with: record)
     }
 
-    /// Forgets `vaultID`'s counter, writing the file before returning.
+    /// The anchor pinned for `vaultID`, or nil.
+    public func anchor(for vaultID: String) -> VaultAnchor? {
+        records[vaultID]?.anchor
+    }
+
+    /// Pins `anchor` for `vaultID`, writing the file before returning.
     ///
-    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored value is then unchanged.
-    public func forget(_ vaultID: String) throws(VaultEnvelopeError) {
-        guard counters[vaultID] != nil else { return }
-        var updated = counters
-        updated[vaultID] = nil
-        try replace(with: updated)
+    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored anchor is then unchanged.
+    public func pin(_ anchor: VaultAnchor, for vaultID: String) throws(VaultEnvelopeError) {
+        var record = records[vaultID] ?? Record()
+        guard record.anchor != anchor else { return }
+        record.anchor = anchor
+        try replace(vaultID, with: record)
     }
 
-    private func replace(with updated: [String: UInt64]) throws(VaultEnvelopeError) {
-        let json = JSONValue.object(updated.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) })
+    /// Forgets `vaultID`'s counter and anchor, writing the file before returning.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored values are then unchanged.
+    public func forget(_ vaultID: String) throws(VaultEnvelopeError) {
+        guard records[vaultID] != nil else { return }
+        try replace(vaultID, with: nil)
+    }
+
+    private func replace(_ vaultID: String, with record: Record?) throws(VaultEnvelopeError) {
+        var updated = records
+        updated[vaultID] = record
+        let json = JSONValue.object(updated.sorted { $0.key < $1.key }.map { ($0.key, Self.json($0.value)) })
         try OwnerOnlyFile.replace(fileURL, with: [UInt8](JSONSerializer.data(of: json)))
-        counters = updated
+        records = updated
+    }
+
+    private static func json(_ record: Record) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("counter", .integer(Int64(record.counter)))]
+        if let anchor = record.anchor {
+            members += [
+                ("vault_id", .string(anchor.vaultID)), ("epoch", .integer(Int64(anchor.epoch))),
+                ("fingerprint", .string(Base64URL.encode(anchor.fingerprint))),
+            ]
+        }
+        return .object(members)
+    }
+
+    private static func record(_ value: JSONValue) -> Record? {
+        if let counter = value.integerValue { return counter >= 0 ? Record(counter: UInt64(counter)) : nil }
+        guard let counter = value["counter"]?.integerValue, counter >= 0 else { return nil }
+        guard value["vault_id"] != nil else { return Record(counter: UInt64(counter)) }
+        guard let vaultID = value["vault_id"]?.stringValue, let epoch = value["epoch"]?.integerValue, epoch > 0,
+            let fingerprint = value["fingerprint"]?.stringValue.flatMap(Base64URL.decode), fingerprint.count == 32
+        else { return nil }
+        return Record(
+            counter: UInt64(counter), anchor: VaultAnchor(vaultID: vaultID, epoch: UInt64(epoch), fingerprint: fingerprint))
     }
 }

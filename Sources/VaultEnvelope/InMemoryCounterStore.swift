@@ -1,6 +1,7 @@
 /// A counter store that forgets on exit: for tests and for readers that cannot persist anything.
 public actor InMemoryCounterStore: CounterStore {
     private var counters: [String: UInt64] = [:]
+    private var anchors: [String: VaultAnchor] = [:]
 
     /// Creates an empty store.
     public init() {}
@@ -15,8 +16,19 @@ public actor InMemoryCounterStore: CounterStore {
         counters[vaultID] = max(counters[vaultID, default: 0], counter)
     }
 
-    /// Forgets `vaultID`'s counter.
+    /// The anchor pinned for `vaultID`, or nil.
+    public func anchor(for vaultID: String) -> VaultAnchor? {
+        anchors[vaultID]
+    }
+
+    /// Pins `anchor` for `vaultID`.
+    public func pin(_ anchor: VaultAnchor, for vaultID: String) {
+        anchors[vaultID] = anchor
+    }
+
+    /// Forgets `vaultID`'s counter and anchor.
     public func forget(_ vaultID: String) {
         counters[vaultID] = nil
+        anchors[vaultID] = nil
     }
 }

@@ -15,3 +15,16 @@ public enum KeyWrapAlgorithm: String, Sendable, CaseIterable {
     /// info `vault-kek-v1`), then AES-256-GCM over the DEK, stored as IV ‖ ciphertext ‖ tag.
     case selfECDH = "WV-ECDH-SELF+A256GCMKW"
 }
+
+extension KeyWrapAlgorithm {
+    /// Whether an entry of this algorithm proves its writer held the key (FORMAT.md §11.2).
+    ///
+    /// Symmetric entries can only be made by a holder of the key; public-key entries by anyone who knows the
+    /// recipient's public key, the server included.
+    public var authenticatesWriter: Bool {
+        switch self {
+        case .a256kw, .a256gcmkw, .selfECDH: true
+        case .rsaOAEP256, .ecdhESA256KW: false
+        }
+    }
+}

@@ -8,7 +8,7 @@ import VaultJSON
 /// Two forms share the seed's shape. The seed's form has no `counter` member and its vault AES-GCM has no
 /// additional data. The extended form (what this module writes) adds `counter`, `dek_seals` and `macs` at the top
 /// level and `alg`, parameters, `label` and `created` per entry, and binds the header to the ciphertext through the
-/// AES-GCM additional data (FORMAT.md §2–§5).
+/// AES-GCM additional data (FORMAT.md §2–§5). Anchored blobs also name their vault and carry its secret (§11).
 public struct VaultEnvelope: Sendable {
     /// Which of the two forms a blob has.
     public enum Form: Sendable, Hashable {
@@ -34,6 +34,12 @@ public struct VaultEnvelope: Sendable {
     public let counter: UInt64?
     /// How many seals the current DEK has made, this one included; nil in the seed's form.
     public let dekSeals: UInt64?
+    /// `vault_id`: which vault this blob belongs to; nil in the seed's form and in blobs from before anchors.
+    public let vaultIdentifier: String?
+    /// `epoch`: which vault secret is current; nil exactly when `vaultIdentifier` is.
+    public let epoch: UInt64?
+    /// `vault_secret`'s bytes, opened with the DEK into a `VaultIdentity`.
+    let sealedVaultSecret: Data?
 
     /// `macs`: one truncated HMAC per authenticated header member; nil in the seed's form.
     let macs: Data?
@@ -45,8 +51,10 @@ public struct VaultEnvelope: Sendable {
 
     /// The top-level members of the extended form; anything else is refused there.
     static let extendedMembers: Set<String> = [
-        "v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "macs",
+        "v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "vault_id", "epoch",
+        "vault_secret", "macs",
     ]
+    private static let identityMembers = ["vault_id", "epoch", "vault_secret"]
     private static let sealedMembers: Set<String> = ["cipher", "iv", "tag"]
 
     /// Parses a blob received from the server: JSON (duplicate names refused), then the seed's shape rules, then
@@ -90,6 +98,9 @@ public struct VaultEnvelope: Sendable {
             counter = nil
             dekSeals = nil
             macs = nil
+            vaultIdentifier = nil
+            epoch = nil
+            sealedVaultSecret = nil
         } else {
             try reader.refuseMembers(otherThan: Self.extendedMembers)
             var parsed: [WrappedKey] = []
@@ -107,6 +118,28 @@ public struct VaultEnvelope: Sendable {
                 throw VaultEnvelopeError(.malformed, "macs must be \(HeaderAuthenticator.macsByteCount) bytes")
             }
             self.macs = macs
+            switch Self.identityMembers.filter({ json[$0] != nil }).count {
+            case 0:
+                vaultIdentifier = nil
+                epoch = nil
+                sealedVaultSecret = nil
+            case Self.identityMembers.count:
+                let identifier = try reader.string("vault_id")
+                guard Base64URL.decode(identifier)?.count == VaultIdentity.idByteCount else {
+                    throw VaultEnvelopeError(.malformed, "vault_id must be base64url of \(VaultIdentity.idByteCount) bytes")
+                }
+                let epoch = try reader.positiveInteger("epoch")
+                let sealed = try reader.bytes("vault_secret")
+                guard sealed.count == VaultIdentity.sealedByteCount(epoch: epoch) else {
+                    throw VaultEnvelopeError(
+                        .malformed, "vault_secret must be \(VaultIdentity.sealedByteCount(epoch: epoch)) bytes for epoch \(epoch)")
+                }
+                vaultIdentifier = identifier
+                self.epoch = epoch
+                sealedVaultSecret = sealed
+            default:
+                throw VaultEnvelopeError(.malformed, "vault_id, epoch and vault_secret appear together or not at all")
+            }
         }
         self.sealedBox = sealedBox
         updatedUtc = shape.updatedUtc
@@ -117,7 +150,8 @@ public struct VaultEnvelope: Sendable {
 
     /// Assembles an extended-form envelope the sealer has just made.
     init(entries: [WrappedKey], sealedBox: AES.GCM.SealedBox, updatedAt: UTCTimestamp, hint: String?,
-         counter: UInt64, dekSeals: UInt64, macs: Data, headerMembers: [(key: String, value: JSONValue)]) {
+         counter: UInt64, dekSeals: UInt64, identity: VaultIdentity, sealedVaultSecret: Data, macs: Data,
+         headerMembers: [(key: String, value: JSONValue)]) {
         self.entries = entries
         self.sealedBox = sealedBox
         updatedUtc = updatedAt.description
@@ -125,20 +159,28 @@ public struct VaultEnvelope: Sendable {
         self.hint = hint
         self.counter = counter
         self.dekSeals = dekSeals
+        vaultIdentifier = identity.vaultID
+        epoch = identity.epoch
+        self.sealedVaultSecret = sealedVaultSecret
         self.macs = macs
         self.headerMembers = headerMembers
     }
 
     /// The header members of an extended-form blob before `macs` is added, in the order the blob lists them.
     static func unauthenticatedHeader(
-        entries: [WrappedKey], updatedAt: UTCTimestamp, hint: String?, counter: UInt64, dekSeals: UInt64
+        entries: [WrappedKey], updatedAt: UTCTimestamp, hint: String?, counter: UInt64, dekSeals: UInt64,
+        identity: VaultIdentity, sealedVaultSecret: Data
     ) -> [(key: String, value: JSONValue)] {
         var members: [(key: String, value: JSONValue)] = [
             ("v", .integer(1)), ("wrappedDeks", .array(entries.map(\.jsonValue))),
             ("updatedUtc", .string(updatedAt.description)),
         ]
         if let hint { members.append(("hint", .string(hint))) }
-        members += [("counter", .integer(Int64(counter))), ("dek_seals", .integer(Int64(dekSeals)))]
+        members += [
+            ("counter", .integer(Int64(counter))), ("dek_seals", .integer(Int64(dekSeals))),
+            ("vault_id", .string(identity.vaultID)), ("epoch", .integer(Int64(identity.epoch))),
+            ("vault_secret", .string(Base64URL.encode(sealedVaultSecret))),
+        ]
         return members
     }
 

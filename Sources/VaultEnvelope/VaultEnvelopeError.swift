@@ -49,6 +49,18 @@ public enum VaultEnvelopeErrorCode: String, Sendable {
     case noRecipients
     /// A primitive failed for a reason none of the codes above describes.
     case cryptoFailure
+    /// A reader that has pinned its vault's anchor got a blob without one (the seed form, or from before anchors),
+    /// or one of an older secret epoch: a server serving an old version (FORMAT.md §11.3).
+    case downgrade
+    /// The blob names another vault than the one this reader pinned: a server serving another vault of the user.
+    case wrongVault
+    /// The blob came through a public-key entry and this reader has no anchor to check its writer against (or
+    /// fell more than 16 secret rotations behind): confirm the vault with a member device first (§11.4).
+    case unconfirmedVault
+    /// The blob's writer does not hold the vault secret this reader pinned: a forgery, or a revoked device's.
+    case writerNotMember
+    /// The confirmation code typed on a new device differs from the one its blob gives: nothing was stored.
+    case pairingMismatch
     /// The blob's passphrase entries would make one open derive more than a reader allows (more than four
     /// entries, or more Argon2id memory × passes in total than four entries at the default costs); refused before
     /// any derivation (FORMAT.md §7.3).

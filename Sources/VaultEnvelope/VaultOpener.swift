@@ -1,10 +1,13 @@
 import Foundation
 import VaultCrypto
 
-/// Opens vault blobs of either form, refusing older versions than this device has accepted.
+/// Opens vault blobs of either form, refusing older versions than this device has accepted and blobs whose writer
+/// does not hold the vault secret this device pinned.
 ///
-/// Order of checks: JSON and shape; the counter against the highest accepted (before any key is touched, so a
-/// rolled-back blob never prompts the user); the DEK; the header MACs; the vault's AES-GCM tag.
+/// Order of checks: JSON and shape; the anchor and the counter against what was accepted (before any key is
+/// touched, so a rolled-back or cross-served blob never prompts the user); the DEK; the header MACs; the vault's
+/// AES-GCM tag; the writer's vault secret against the pinned anchor (FORMAT.md §8, §11.3). Nothing is stored
+/// unless every check passed.
 public struct VaultOpener: Sendable {
     /// A vault's plaintext and the state for sealing its next version.
     public struct OpenedVault: Sendable {
@@ -12,11 +15,19 @@ public struct VaultOpener: Sendable {
         public let plaintext: Data
         /// The state to hand to `VaultSealer` for the next version.
         public let state: VaultState
+        /// Whether the entry it opened through proves its writer held that entry's key (FORMAT.md §11.2).
+        let entryAuthenticatesWriter: Bool
+    }
+
+    /// What this reader has accepted for a vault.
+    private struct Accepted {
+        let counter: UInt64
+        let anchor: VaultAnchor?
     }
 
     private let counterStore: any CounterStore
 
-    /// Creates an opener that remembers counters in `counterStore`.
+    /// Creates an opener that remembers counters and anchors in `counterStore`.
     public init(counterStore: any CounterStore) {
         self.counterStore = counterStore
     }
@@ -30,42 +41,161 @@ public struct VaultOpener: Sendable {
 
     /// Opens a parsed envelope with the first of `keys` that has an entry in it.
     ///
-    /// - Throws: `VaultEnvelopeError` `.rollback` naming both counters; `.noMatchingKey`; what the key's `unwrap`
-    ///   throws (`.unwrapFailed`, `.invalidated`, ...); `.recipientsAltered`, `.timestampAltered`, `.hintAltered`,
-    ///   `.counterAltered` for an edited header; `.ciphertextAltered` when the AES-GCM tag does not verify.
+    /// - Throws: `VaultEnvelopeError` `.downgrade`, `.wrongVault` or `.rollback` before any key is used;
+    ///   `.noMatchingKey`; what the key's `unwrap` throws (`.unwrapFailed`, `.invalidated`, ...);
+    ///   `.recipientsAltered`, `.timestampAltered`, `.hintAltered`, `.counterAltered` for an edited header;
+    ///   `.ciphertextAltered` when the AES-GCM tag does not verify; `.writerNotMember` when the writer does not hold
+    ///   the pinned vault secret; `.unconfirmedVault` for an anchored blob read through a public-key entry with no
+    ///   anchor pinned (pair with `openForConfirmation` and `confirm`).
     public func open(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        let highest = try await counterStore.highestCounter(for: vaultID)
-        if let counter = envelope.counter, counter < highest {
-            throw VaultEnvelopeError(.rollback, "blob counter \(counter) is below \(highest), already accepted for this vault")
-        }
-        if envelope.counter == nil, highest > 0 {
-            throw VaultEnvelopeError(.rollback, "a seed-form blob (no counter) after counter \(highest) was accepted")
-        }
+        let accepted = try await acceptedState(vaultID)
+        try Self.checkBeforeKeys(envelope, accepted)
         let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
-        if let counter = envelope.counter, envelope.macs != nil { try await counterStore.advance(vaultID, to: counter) }
+        try await record(opened, anchor: try Self.anchorToPin(opened, accepted: accepted))
         return opened
+    }
+
+    /// Opens the blob a new device finds after an approval, storing nothing: the caller shows the user nothing of
+    /// it until `confirm` has checked the code the approving device displays (FORMAT.md §11.4).
+    ///
+    /// - Throws: `VaultEnvelopeError` as `open(_:vaultID:keys:)` does; `.unconfirmedVault` for a blob without a
+    ///   vault identity, which cannot be confirmed (the approver writes an anchored version first).
+    public func openForConfirmation(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
+        let envelope = try VaultEnvelope(parsing: blob)
+        let accepted = try await acceptedState(vaultID)
+        try Self.checkBeforeKeys(envelope, accepted)
+        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        guard opened.state.identity != nil else {
+            throw VaultEnvelopeError(.unconfirmedVault, "this version names no vault identity and cannot be confirmed")
+        }
+        if accepted.anchor != nil { _ = try Self.anchorToPin(opened, accepted: accepted) }
+        return opened
+    }
+
+    /// Checks the code the user typed against the one `opened` gives for this device's key, then pins the vault's
+    /// anchor and accepts its counter.
+    ///
+    /// `deviceKey` is this device's P-256 public key as X ‖ Y, the key the approver wrapped to.
+    /// - Throws: `VaultEnvelopeError` `.pairingMismatch` when the codes differ (nothing stored), and what `open`
+    ///   throws when the stored state moved on meanwhile.
+    public func confirm(_ opened: OpenedVault, code: String, deviceKey: Data) async throws {
+        guard let identity = opened.state.identity,
+            Self.digits(code) == Self.digits(identity.confirmationCode(forDeviceKey: deviceKey))
+        else {
+            throw VaultEnvelopeError(.pairingMismatch, "the code differs from the one this vault gives: nothing was stored")
+        }
+        // The store may have moved while the user typed; check again against what it holds now.
+        let accepted = try await acceptedState(opened.state.vaultID)
+        try Self.checkBeforeKeys(opened.state.envelope, accepted)
+        if accepted.anchor != nil { _ = try Self.anchorToPin(opened, accepted: accepted) }
+        try await record(opened, anchor: identity.anchor)
     }
 
     /// Opens a kept older version the user asked for (to restore it), with every check but the counter's, which it
     /// neither compares nor advances: its content may only be saved again as a new version above the current one.
     ///
+    /// With `current` (the identity of the vault as last synced) the version must name the same vault and carry,
+    /// for its epoch, the secret `current` carries; a version from before anchors must have been opened through an
+    /// entry that authenticates its writer.
     /// - Throws: `VaultEnvelopeError` as `open(_:vaultID:keys:)` does, except `.rollback`.
-    public func openPastVersion(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        try await decrypt(try VaultEnvelope(parsing: blob), vaultID: vaultID, keys: keys)
+    public func openPastVersion(
+        _ blob: Data, vaultID: String, keys: [any KeyEncryptionKey], checkedAgainst current: VaultIdentity?
+    ) async throws -> OpenedVault {
+        let envelope = try VaultEnvelope(parsing: blob)
+        if let current, let identifier = envelope.vaultIdentifier, identifier != current.vaultID {
+            throw VaultEnvelopeError(.wrongVault, "that version belongs to another vault")
+        }
+        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        guard let current else { return opened }
+        guard let identity = opened.state.identity else {
+            guard opened.entryAuthenticatesWriter else {
+                throw VaultEnvelopeError(.downgrade, "that version predates the vault identity and proves no writer")
+            }
+            return opened
+        }
+        guard let ours = current.anchor(atEpoch: identity.epoch) else {
+            throw VaultEnvelopeError(.unconfirmedVault, "that version's secret epoch \(identity.epoch) is not one this vault carries")
+        }
+        guard identity.anchor.fingerprint == ours.fingerprint else {
+            throw VaultEnvelopeError(.writerNotMember, "that version's writer does not hold this vault's secret")
+        }
+        return opened
+    }
+
+    private func acceptedState(_ vaultID: String) async throws -> Accepted {
+        Accepted(counter: try await counterStore.highestCounter(for: vaultID), anchor: try await counterStore.anchor(for: vaultID))
+    }
+
+    /// The refusals that need no key: anchor first, so a cross-served or pre-anchor blob is named as such.
+    private static func checkBeforeKeys(_ envelope: VaultEnvelope, _ accepted: Accepted) throws(VaultEnvelopeError) {
+        if let pinned = accepted.anchor {
+            guard let identifier = envelope.vaultIdentifier, let epoch = envelope.epoch else {
+                throw VaultEnvelopeError(.downgrade, "a blob without a vault identity after this vault's anchor was pinned")
+            }
+            guard identifier == pinned.vaultID else {
+                throw VaultEnvelopeError(.wrongVault, "the blob names another vault than the one this device belongs to")
+            }
+            guard epoch >= pinned.epoch else {
+                throw VaultEnvelopeError(.downgrade, "the blob's secret epoch \(epoch) is below \(pinned.epoch), already accepted")
+            }
+        }
+        if let counter = envelope.counter, counter < accepted.counter {
+            throw VaultEnvelopeError(.rollback, "blob counter \(counter) is below \(accepted.counter), already accepted for this vault")
+        }
+        if envelope.counter == nil, accepted.counter > 0 {
+            throw VaultEnvelopeError(.rollback, "a seed-form blob (no counter) after counter \(accepted.counter) was accepted")
+        }
+    }
+
+    /// The anchor to pin after `opened` passed every other check, or nil for a blob without an identity.
+    private static func anchorToPin(_ opened: OpenedVault, accepted: Accepted) throws(VaultEnvelopeError) -> VaultAnchor? {
+        guard let identity = opened.state.identity else { return nil }
+        guard let pinned = accepted.anchor else {
+            guard opened.entryAuthenticatesWriter else {
+                throw VaultEnvelopeError(
+                    .unconfirmedVault, "read through a public-key entry with no anchor pinned: confirm with a member device")
+            }
+            return identity.anchor
+        }
+        guard let carried = identity.anchor(atEpoch: pinned.epoch) else {
+            throw VaultEnvelopeError(
+                .unconfirmedVault, "the blob no longer carries the secret of epoch \(pinned.epoch): confirm with a member device")
+        }
+        guard carried.fingerprint == pinned.fingerprint else {
+            throw VaultEnvelopeError(.writerNotMember, "the blob's writer does not hold this vault's secret")
+        }
+        return identity.anchor
+    }
+
+    /// Pins the anchor, then raises the counter: a blob with no identity raises it only when its entry proved
+    /// the writer, so a forged counter cannot lock this reader out (FORMAT.md §11.3).
+    private func record(_ opened: OpenedVault, anchor: VaultAnchor?) async throws {
+        let envelope = opened.state.envelope
+        if let anchor { try await counterStore.pin(anchor, for: opened.state.vaultID) }
+        if let counter = envelope.counter, envelope.macs != nil, anchor != nil || opened.entryAuthenticatesWriter {
+            try await counterStore.advance(opened.state.vaultID, to: counter)
+        }
     }
 
     private func decrypt(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        let dek = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: keys).dek
+        let match = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: keys)
+        let dek = match.dek
 
         let plaintext: Data
+        var identity: VaultIdentity?
         if let macs = envelope.macs, envelope.counter != nil {
             try HeaderAuthenticator(dek: dek).verify(macs: macs, header: envelope.header)
             plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: try HeaderAuthenticator.additionalData(header: envelope.header))
+            if let identifier = envelope.vaultIdentifier, let epoch = envelope.epoch, let sealed = envelope.sealedVaultSecret {
+                identity = try VaultIdentity(vaultID: identifier, epoch: epoch, sealed: sealed, dek: dek)
+            }
         } else {
             plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: Data())
         }
         return OpenedVault(
-            plaintext: plaintext, state: VaultState(vaultID: vaultID, envelope: envelope, entries: envelope.entries, dek: dek))
+            plaintext: plaintext,
+            state: VaultState(vaultID: vaultID, envelope: envelope, entries: envelope.entries, identity: identity, dek: dek),
+            entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter)
     }
 
     private static func openVault(_ box: AES.GCM.SealedBox, dek: SymmetricKey, aad: Data) throws(VaultEnvelopeError) -> Data {
@@ -75,4 +205,6 @@ public struct VaultOpener: Sendable {
             throw VaultEnvelopeError(.ciphertextAltered, "the vault ciphertext, IV or tag does not verify")
         }
     }
+
+    private static func digits(_ text: String) -> String { text.filter { $0.isASCII && $0.isNumber } }
 }

@@ -68,13 +68,20 @@ public struct VaultSealer: Sendable {
     ///   `.malformed` for a label or hint over 256 characters, `.blobTooLarge` naming the blob's size and the limit,
     ///   or what a recipient's `wrap` throws.
     public func create(_ plaintext: Data, vaultID: String, recipients: [Recipient]) async throws -> SealedVault {
+        try await create(plaintext, vaultID: vaultID, recipients: recipients, identity: .create())
+    }
+
+    /// `create` with a given identity: what a forger who picked its own vault secret writes, for the tests that
+    /// show readers refuse it.
+    func create(_ plaintext: Data, vaultID: String, recipients: [Recipient], identity: VaultIdentity) async throws -> SealedVault {
         let dek = SymmetricKey(size: .bits256)
         let now = clock()
         var entries: [WrappedKey] = []
         for recipient in recipients {
             entries.append(try await recipient.key.wrap(dek).labeled(recipient.label, created: now))
         }
-        return try await write(plaintext, dek: dek, entries: entries, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil)
+        return try await write(
+            plaintext, dek: dek, entries: entries, identity: identity, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil)
     }
 
     /// Seals the next version of a vault with its DEK and pending entries, rotating the DEK first when it is due.
@@ -88,9 +95,10 @@ public struct VaultSealer: Sendable {
         guard state.envelope.form == .extended, state.dekSeals < dekRotationThreshold else {
             return try await rotateDEK(plaintext, over: state, keys: keys, allowingPrompts: allowingPrompts)
         }
+        // A vault from before anchors gets its identity at its first write here (FORMAT.md §11.7).
         return try await write(
-            plaintext, dek: state.dek, entries: state.entries, vaultID: state.vaultID, after: state.counter,
-            dekSeals: state.dekSeals + 1, rotation: nil
+            plaintext, dek: state.dek, entries: state.entries, identity: state.identity ?? .create(), vaultID: state.vaultID,
+            after: state.counter, dekSeals: state.dekSeals + 1, rotation: nil
         )
     }
 
@@ -98,10 +106,13 @@ public struct VaultSealer: Sendable {
     ///
     /// An entry is re-wrapped with the key in `keys` that has its `kek_id`, else with the public key its `jwk`
     /// names; keys that need their holder are used only when `allowingPrompts` is true. Entries that cannot be
-    /// re-wrapped are left out and listed in `SealedVault.rotation`.
+    /// re-wrapped are left out and listed in `SealedVault.rotation`. After a revocation pass `rotatingVaultSecret`,
+    /// so the revoked holder, who knows the current vault secret, cannot write anything the members accept once
+    /// they have read this version (FORMAT.md §11.5).
     /// - Throws: `VaultEnvelopeError` `.noRecipients` if no entry could be re-wrapped, `.blobTooLarge`.
     public func rotateDEK(
-        _ plaintext: Data, over state: VaultState, keys: [any KeyWrapping], allowingPrompts: Bool = false
+        _ plaintext: Data, over state: VaultState, keys: [any KeyWrapping], allowingPrompts: Bool = false,
+        rotatingVaultSecret: Bool = false
     ) async throws -> SealedVault {
         let dek = SymmetricKey(size: .bits256)
         let now = clock()
@@ -127,9 +138,10 @@ public struct VaultSealer: Sendable {
             }
         }
         let rotation = DEKRotation(rewrapped: entries.map(\.kekID), skipped: skipped)
+        let identity = state.identity.map { rotatingVaultSecret ? $0.rotated() : $0 } ?? .create()
         return try await write(
-            plaintext, dek: dek, entries: entries, vaultID: state.vaultID, after: state.counter, dekSeals: 1,
-            rotation: rotation
+            plaintext, dek: dek, entries: entries, identity: identity, vaultID: state.vaultID, after: state.counter,
+            dekSeals: 1, rotation: rotation
         )
     }
 
@@ -157,17 +169,19 @@ public struct VaultSealer: Sendable {
         return state.with(entries: remaining)
     }
 
-    /// Records that the server accepted `sealed`, so this device refuses any older version from now on.
+    /// Records that the server accepted `sealed`: pins its anchor, then its counter, so this device refuses any
+    /// older version and any blob from a writer without the vault secret from now on.
     ///
     /// Call it after a successful upload; until then a failed upload leaves the counter store unchanged.
     /// - Throws: what the counter store throws.
     public func markAccepted(_ sealed: SealedVault) async throws {
+        if let identity = sealed.state.identity { try await counterStore.pin(identity.anchor, for: sealed.state.vaultID) }
         try await counterStore.advance(sealed.state.vaultID, to: sealed.state.counter)
     }
 
     private func write(
-        _ plaintext: Data, dek: SymmetricKey, entries: [WrappedKey], vaultID: String, after previousCounter: UInt64,
-        dekSeals: UInt64, rotation: DEKRotation?
+        _ plaintext: Data, dek: SymmetricKey, entries: [WrappedKey], identity: VaultIdentity, vaultID: String,
+        after previousCounter: UInt64, dekSeals: UInt64, rotation: DEKRotation?
     ) async throws -> SealedVault {
         guard !entries.isEmpty else { throw VaultEnvelopeError(.noRecipients, "no entry can unwrap the DEK") }
         guard Set(entries.map(\.kekID)).count == entries.count else {
@@ -182,8 +196,10 @@ public struct VaultSealer: Sendable {
         }
         let counter = max(previousCounter, try await counterStore.highestCounter(for: vaultID)) + 1
         let now = clock()
+        let sealedVaultSecret = try identity.sealed(dek: dek)
         var headerMembers = VaultEnvelope.unauthenticatedHeader(
-            entries: entries, updatedAt: now, hint: hint, counter: counter, dekSeals: dekSeals)
+            entries: entries, updatedAt: now, hint: hint, counter: counter, dekSeals: dekSeals, identity: identity,
+            sealedVaultSecret: sealedVaultSecret)
         let macs = try HeaderAuthenticator(dek: dek).macs(for: .object(headerMembers))
         headerMembers.append(("macs", .string(Base64URL.encode(macs))))
         let sealedBox: AES.GCM.SealedBox
@@ -195,7 +211,7 @@ public struct VaultSealer: Sendable {
         }
         let envelope = VaultEnvelope(
             entries: entries, sealedBox: sealedBox, updatedAt: now, hint: hint, counter: counter, dekSeals: dekSeals,
-            macs: macs, headerMembers: headerMembers
+            identity: identity, sealedVaultSecret: sealedVaultSecret, macs: macs, headerMembers: headerMembers
         )
         let blob = envelope.encoded()
         guard blob.count <= maxBlobBytes else {
@@ -203,6 +219,7 @@ public struct VaultSealer: Sendable {
                 .blobTooLarge, "the blob would be \(blob.count) bytes; the server accepts at most \(maxBlobBytes) bytes")
         }
         return SealedVault(
-            blob: blob, state: VaultState(vaultID: vaultID, envelope: envelope, entries: entries, dek: dek), rotation: rotation)
+            blob: blob, state: VaultState(vaultID: vaultID, envelope: envelope, entries: entries, identity: identity, dek: dek),
+            rotation: rotation)
     }
 }

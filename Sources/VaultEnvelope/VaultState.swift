@@ -9,13 +9,16 @@ public struct VaultState: Sendable {
     public let envelope: VaultEnvelope
     /// The entries the next seal writes: the envelope's, plus enrollments, minus revocations.
     public let entries: [WrappedKey]
+    /// The vault's id and secrets; nil for a vault from before anchors, until its next seal mints them.
+    public let identity: VaultIdentity?
     /// The DEK; never leaves the process.
     let dek: SymmetricKey
 
-    init(vaultID: String, envelope: VaultEnvelope, entries: [WrappedKey], dek: SymmetricKey) {
+    init(vaultID: String, envelope: VaultEnvelope, entries: [WrappedKey], identity: VaultIdentity?, dek: SymmetricKey) {
         self.vaultID = vaultID
         self.envelope = envelope
         self.entries = entries
+        self.identity = identity
         self.dek = dek
     }
 
@@ -26,6 +29,6 @@ public struct VaultState: Sendable {
 
     /// The same vault with other pending entries.
     func with(entries: [WrappedKey]) -> VaultState {
-        VaultState(vaultID: vaultID, envelope: envelope, entries: entries, dek: dek)
+        VaultState(vaultID: vaultID, envelope: envelope, entries: entries, identity: identity, dek: dek)
     }
 }

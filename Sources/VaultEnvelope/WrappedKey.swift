@@ -213,7 +213,7 @@ extension WrappedKey {
     ///   throws for the last entry tried (`.unwrapFailed`), or at once for anything but `.unwrapFailed`
     ///   (`.invalidated`, `.userCanceled`, ...).
     static func unwrapDEK(from entries: [WrappedKey], form: VaultEnvelope.Form, keys: [any KeyEncryptionKey]) async throws
-        -> (entry: WrappedKey, dek: SymmetricKey)
+        -> (key: any KeyEncryptionKey, entry: WrappedKey, dek: SymmetricKey)
     {
         for key in keys {
             let candidates = entries.filter { $0.kekID == key.kekID }
@@ -221,7 +221,7 @@ extension WrappedKey {
             var lastFailure: VaultEnvelopeError?
             for entry in form == .seed ? candidates : [candidates[0]] {
                 do {
-                    return (entry, try await key.unwrap(entry))
+                    return (key, entry, try await key.unwrap(entry))
                 } catch let error as VaultEnvelopeError where error.code == .unwrapFailed && form == .seed {
                     lastFailure = error
                 }

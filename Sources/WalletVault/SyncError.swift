@@ -28,6 +28,12 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case localStorage
         /// The input (pairing request, recovery code) is malformed.
         case invalidInput
+        /// This device reads the vault through an entry anyone could have written and has not confirmed the vault
+        /// yet: get the confirmation code from the approving device and call `confirmPairing(code:)`.
+        case confirmationRequired
+        /// The confirmation code differs from the one the vault on the server gives: that vault was not written by
+        /// the approving device (or the code was mistyped). Nothing was stored; type it again or pair again.
+        case confirmationMismatch
     }
 
     /// What failed.

@@ -315,9 +315,9 @@ public actor VaultSyncEngine {
             do throws(BackupError) { snapshot = try await backup.load(version: syncID) } catch {
                 throw SyncError(.server, "loading version \(syncID) failed", backupError: error)
             }
-            let past = try await openPast(snapshot.blob)
-            let restored = document.replacingContent(with: try decode(past.plaintext), at: clock.now())
             let state = try await openSynced()
+            let past = try await openPast(snapshot.blob, checkedAgainst: state.identity)
+            let restored = document.replacingContent(with: try decode(past.plaintext), at: clock.now())
             let sealed = try await envelopeCall { try await sealer.seal(encode(restored), over: state) }
             let version = try await upload(sealed, document: restored, basedOn: working, precondition: .ifMatch(syncID: current))
             return .restoredVersion(restoredFrom: syncID, version: version)
@@ -356,6 +356,39 @@ public actor VaultSyncEngine {
             try await changeRecipients { (state) async throws(SyncError) -> VaultState in
                 try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
             }
+        }
+    }
+
+    /// The approving half, second step: the six digits the new device must be given, so that it knows the blob it
+    /// finds was written by a member of this vault (FORMAT.md §11.4). Call it after `approve` saved.
+    ///
+    /// - Throws: `SyncError` `.noVault` before anything was synced, and what opening the synced copy throws.
+    public func confirmationCode(for request: PairingRequest) async throws(SyncError) -> String {
+        try await exclusively { () async throws(SyncError) -> String in
+            guard let identity = try await openSynced().identity else {
+                throw SyncError(.noVault, "the synced vault has no identity yet: approve the request first")
+            }
+            return identity.confirmationCode(forDeviceKey: request.publicKey.rawRepresentation)
+        }
+    }
+
+    /// The new-device half, second step: opens the approved vault without keeping anything, checks `code` (as the
+    /// approving device shows it) against the vault's, and only then pins the vault's anchor and restores it.
+    ///
+    /// - Throws: `SyncError` `.confirmationMismatch` when the codes differ (nothing stored: ask for a new pairing),
+    ///   `.noAccess` before the approval arrived, and what `sync` throws.
+    public func confirmPairing(code: String) async throws(SyncError) -> SyncReport {
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            guard let device = try keys.currentDeviceKey() else { throw SyncError(.noAccess, "this device has no key; pair it first") }
+            let (remote, snapshot) = try await loadRemote(after: nil)
+            guard case .changed = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
+            let opened = try await envelopeCall {
+                try await opener.openForConfirmation(snapshot.blob, vaultID: Self.vaultID, keys: device.unwrappingKeys)
+            }
+            try await envelopeCall {
+                try await opener.confirm(opened, code: code, deviceKey: device.pairingPublicKey.rawRepresentation)
+            }
+            return try await syncNow()
         }
     }
 
@@ -410,7 +443,8 @@ public actor VaultSyncEngine {
             }
             let device = try keys.deviceKeyCreatingIfNeeded()
             let sealed = try await envelopeCall {
-                try await sealer.rotateDEK(encode(document), over: remaining, keys: [device] + additionalKeys)
+                try await sealer.rotateDEK(
+                    encode(document), over: remaining, keys: [device] + additionalKeys, rotatingVaultSecret: true)
             }
             let saved = try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version))
             return .rotated(version: saved, skipped: sealed.rotation?.skipped ?? [])
@@ -510,9 +544,11 @@ public actor VaultSyncEngine {
         return SyncError(.removedFromVault, "this device's key was removed from the vault\(writer) (version saved \(current.updatedAt))")
     }
 
-    private func openPast(_ blob: Data) async throws(SyncError) -> VaultOpener.OpenedVault {
+    private func openPast(_ blob: Data, checkedAgainst current: VaultIdentity?) async throws(SyncError) -> VaultOpener.OpenedVault {
         guard let device = try keys.currentDeviceKey() else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
-        return try await envelopeCall { try await opener.openPastVersion(blob, vaultID: Self.vaultID, keys: device.unwrappingKeys) }
+        return try await envelopeCall {
+            try await opener.openPastVersion(blob, vaultID: Self.vaultID, keys: device.unwrappingKeys, checkedAgainst: current)
+        }
     }
 
     private func open(_ blob: Data, keys: [any KeyEncryptionKey]) async throws(SyncError) -> VaultOpener.OpenedVault {
@@ -567,10 +603,12 @@ public actor VaultSyncEngine {
             throw error
         } catch let error as VaultEnvelopeError {
             switch error.code {
-            case .rollback: throw SyncError(.rollbackDetected, error.reason)
+            case .rollback, .downgrade: throw SyncError(.rollbackDetected, error.reason)
             case .recipientsAltered, .timestampAltered, .hintAltered, .counterAltered, .ciphertextAltered, .malformed, .invalidShape,
-                .invalidJSON:
+                .invalidJSON, .wrongVault, .writerNotMember:
                 throw SyncError(.tampered, error.reason)
+            case .unconfirmedVault: throw SyncError(.confirmationRequired, error.reason)
+            case .pairingMismatch: throw SyncError(.confirmationMismatch, error.reason)
             case .noMatchingKey, .unwrapFailed: throw SyncError(.noAccess, error.reason)
             case .invalidated: throw SyncError(.keyInvalidated, error.reason)
             case .userCanceled: throw SyncError(.authenticationCanceled, error.reason)

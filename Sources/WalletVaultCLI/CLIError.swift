@@ -58,6 +58,12 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "directory's permissions and free space")
         case .invalidInput:
             return CLIError(.usage, "\(error.reason)")
+        case .confirmationRequired:
+            return CLIError(.noAccess, "this device has not confirmed the vault yet (\(error.reason)): run "
+                + "`walletvault pair confirm CODE` with the code the approving device showed")
+        case .confirmationMismatch:
+            return CLIError(.integrity, "\(error.reason): type the code again exactly as the approving device shows it; if it "
+                + "still differs, the vault on the server was not written by that device: pair again")
         case .server:
             guard let backup = error.backupError else { return CLIError(.server, "\(error.reason): try again later") }
             return from(backup, context: error.reason)

@@ -24,7 +24,7 @@ struct DemoScript: Sendable {
             """)
         try await run("A", ["push", items])
 
-        step(2, "Device B pairs: A checks six digits and enrolls B's public key; B restores")
+        step(2, "Device B pairs: A checks six digits and enrolls B's public key; B checks A's code and restores")
         try await run("B", ["login"] + account + ["--label", "Phone (B)"])
         say("B has no key in the vault yet, so it cannot read it:")
         try await run("B", ["pull"], expect: .noAccess)
@@ -33,8 +33,13 @@ struct DemoScript: Sendable {
             let sas = requestOutput.range(of: #"[0-9]{3} [0-9]{3}"#, options: .regularExpression).map({ String(requestOutput[$0]) })
         else { throw CLIError(.server, "demo: pair request printed no request") }
         say("On A the same digits appear; the demo confirms with --sas as a person would by looking:")
-        try await run("A", ["pair", "approve", request, "--sas", sas])
-        try await run("B", ["pull"])
+        let approval = try await run("A", ["pair", "approve", request, "--sas", sas])
+        guard let code = approval.range(of: #"code for it: [0-9]{3} [0-9]{3}"#, options: .regularExpression)
+            .map({ String(approval[$0].suffix(7)) })
+        else { throw CLIError(.server, "demo: pair approve printed no confirmation code") }
+        say("B cannot know the vault it now finds on the server is A's until it checks A's code:")
+        try await run("B", ["pull"], expect: .noAccess)
+        try await run("B", ["pair", "confirm", code])
 
         step(3, "Both edit different items; the sync merges them without asking")
         let health = try write("health-card.json", #"{"type": "EHIC", "country": "FR"}"#)

@@ -4,7 +4,7 @@ import VaultCore
 import VaultCrypto
 @testable import VaultEnvelope
 
-/// FORMAT.md §12, "Reader rules in detail": one test per answer, each with the error a reader must give. Rules
+/// FORMAT.md §13, "Reader rules in detail": one test per answer, each with the error a reader must give. Rules
 /// the code already followed are pinned here; the others failed before the change that came with them.
 @Suite struct ReaderRulesTests {
     static func vector(_ name: String) throws -> Data {
@@ -139,7 +139,7 @@ import VaultCrypto
     // MARK: Lengths in code points
 
     @Test func labelsAreCountedInCodePointsNotCharacters() async throws {
-        let key = try DeviceKEK.generate()
+        let key = AESGCMKEK(key: SymmetricKey(size: .bits256))
         func blob(label: String) async throws -> Data {
             try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: label)]).blob
         }

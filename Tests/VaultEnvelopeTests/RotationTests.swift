@@ -9,6 +9,7 @@ import VaultCrypto
         let (sealer, opener) = TestSupport.pair()
         let key = try DeviceKEK.generate()
         var sealed = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
+        try await sealer.markAccepted(sealed)
         var ivs: Set<Data> = []
         for expected in 1...5 as ClosedRange<UInt64> {
             #expect(sealed.state.dekSeals == expected && sealed.state.counter == expected)
@@ -32,6 +33,7 @@ import VaultCrypto
             .init(device, label: "this"), .init(otherDevice.recipient, label: "other"), .init(recovery, label: "recovery"),
             .init(fileKey, label: "file"), .init(android, label: "android"), .init(passphrase, label: "passphrase"),
         ])
+        try await sealer.markAccepted(created)
         let second = try await sealer.seal(TestSupport.plaintext, over: created.state)
         #expect(second.rotation == nil && second.state.dekSeals == 2)
 
@@ -82,7 +84,8 @@ import VaultCrypto
         let store = InMemoryCounterStore()
         let sealer = VaultSealer(counterStore: store, clock: TestSupport.clock())
         let opener = VaultOpener(counterStore: store)
-        let key = try DeviceKEK.generate()
+        // A symmetric entry: it proves its writer, so the first open needs no pinned anchor.
+        let key = AESGCMKEK(key: SymmetricKey(size: .bits256))
         let first = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
         let second = try await sealer.seal(TestSupport.plaintext, over: first.state)
         // Not yet accepted by the server: the first version may still be what the server holds.

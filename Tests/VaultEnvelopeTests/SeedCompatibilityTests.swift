@@ -104,9 +104,11 @@ import VaultCrypto
         #expect(upgraded.state.envelope.entries.first?.label == "iPhone 15 Pro")
         let reopened = try await opener.open(upgraded.blob, vaultID: "v", keys: [key])
         #expect(reopened.plaintext == plaintext && reopened.state.envelope.form == .extended)
-        // Once the extended form was accepted, the seed-form original is an old version.
+        // Once the anchored form was accepted (through the self-ECDH entry, which proves its writer), the seed-form
+        // original is a downgrade.
+        #expect(try await opener.open(upgraded.blob, vaultID: "v", keys: [key]).state.identity != nil)
         await #expect { try await opener.open(blob, vaultID: "v", keys: [key]) } throws: {
-            VaultEnvelopeError.Code.rollback.matches($0)
+            VaultEnvelopeError.Code.downgrade.matches($0)
         }
     }
 }

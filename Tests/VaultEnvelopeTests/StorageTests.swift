@@ -50,6 +50,7 @@ import VaultCrypto
         let key = try DeviceKEK.generate()
         let sealer = VaultSealer(counterStore: try FileCounterStore(fileURL: url), clock: TestSupport.clock())
         let first = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
+        try await sealer.markAccepted(first)
         let second = try await sealer.seal(TestSupport.plaintext, over: first.state)
         _ = try await VaultOpener(counterStore: try FileCounterStore(fileURL: url)).open(second.blob, vaultID: "v", keys: [key])
         let afterRestart = VaultOpener(counterStore: try FileCounterStore(fileURL: url))

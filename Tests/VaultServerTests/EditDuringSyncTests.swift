@@ -28,8 +28,7 @@ struct EditDuringSyncTests {
         _ = try await a.engine.createVault()
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
-        _ = try await a.engine.approve(try await b.engine.pairingRequest())
-        _ = try await b.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
         #expect(try await b.values() == ["passport": .string("P1")])
         return Pair(server: server, a: a, b: b, gate: gate)
     }
@@ -124,8 +123,7 @@ struct EditDuringSyncTests {
         _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "recovery code")])
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
-        _ = try await a.engine.approve(try await b.engine.pairingRequest())
-        _ = try await b.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
         // B edits offline, then loses its key (the platform destroyed it); A saves meanwhile.
         try await b.set("card", "offline edit")
         try FileManager.default.removeItem(at: b.directory.appendingPathComponent("device-key.pem"))

@@ -12,8 +12,7 @@ struct HistoryAndErasureSDKTests {
         let a = try SimulatedDevice(server: server, user: user, label: "Laptop")
         let b = try SimulatedDevice(server: server, user: user, label: "Phone")
         _ = try await a.engine.createVault()
-        _ = try await a.engine.approve(try await b.engine.pairingRequest())
-        _ = try await b.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
         return (a, b)
     }
 
@@ -55,13 +54,13 @@ struct HistoryAndErasureSDKTests {
         let a = try SimulatedDevice(server: server, user: user, label: "Laptop", gate: gate)
         let b = try SimulatedDevice(server: server, user: user, label: "Phone")
         _ = try await a.engine.createVault()
-        _ = try await a.engine.approve(try await b.engine.pairingRequest())
+        let code = try await a.engine.approveAndGetCode(b.engine)
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
         let old = try #require(try await a.engine.status().syncedVersion)
         try await a.set("passport", "P2")
         _ = try await a.engine.sync()
-        _ = try await b.engine.sync()
+        _ = try await b.engine.confirmPairing(code: code)
         // B saves while A fetches the old version: A's save of it names the version A knew, and is refused.
         gate.arm { $0?.url?.query?.contains("sync_id=") == true }
         let engine = a.engine

@@ -66,8 +66,7 @@ struct PlatformKeyTests {
         _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "recovery code")])
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
-        _ = try await a.engine.approve(try await phone.engine.pairingRequest())
-        _ = try await phone.engine.sync()
+        _ = try await a.engine.pairAndConfirm(phone.engine)
         return (a, phone, keychain, code)
     }
 

@@ -92,7 +92,12 @@ struct SDKEndToEndTests {
         let received = try PairingRequest(encoded: request.encoded)
         #expect(received.shortAuthenticationString == request.shortAuthenticationString)
         _ = try await a.engine.approve(received)
-        guard case .restored = try await b.engine.sync() else { Issue.record("B should restore"); return }
+        // Approved, B can open the vault but cannot know who wrote it until it is given A's confirmation code.
+        await requireError(.confirmationRequired) { _ = try await b.engine.sync() }
+        let pairingCode = try await a.engine.confirmationCode(for: received)
+        let wrong = String(pairingCode.map { $0 == "0" ? "1" : $0 == " " ? " " : "0" })
+        await requireError(.confirmationMismatch) { _ = try await b.engine.confirmPairing(code: wrong) }
+        guard case .restored = try await b.engine.confirmPairing(code: pairingCode) else { Issue.record("B should restore"); return }
         #expect(try await b.values() == ["passport": .string("P1")])
 
         // An edit on A reaches B silently.
@@ -137,8 +142,7 @@ struct SDKEndToEndTests {
         let a = try SimulatedDevice(server: server, user: user, label: "A")
         let b = try SimulatedDevice(server: server, user: user, label: "B")
         _ = try await a.engine.createVault()
-        _ = try await a.engine.approve(try await b.engine.pairingRequest())
-        _ = try await b.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
         for round in 0..<3 {
             try await a.set("a\(round)", "A")
             try await b.set("b\(round)", "B")
@@ -206,8 +210,7 @@ struct SDKEndToEndTests {
         _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "recovery code")])
         try await a.set("passport", "P")
         _ = try await a.engine.sync()
-        _ = try await a.engine.approve(try await b.engine.pairingRequest())
-        _ = try await b.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
         #expect(try await a.engine.keyHealth().warning == nil)
 
         // Every device gone: a new one restores with the recovery code alone.

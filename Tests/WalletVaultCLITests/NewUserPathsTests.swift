@@ -29,8 +29,16 @@ struct NewUserPathsTests {
         let requested = try bed.run(name, ["pair", "request"])
         #expect(requested.code == 0, "\(requested.all)")
         let request = try #require(requested.stdout.split(separator: "\n").first { $0.hasPrefix("wvpair1.") }.map(String.init))
-        #expect(try bed.run("A", ["pair", "approve", request, "--yes"]).code == 0)
+        let approved = try bed.run("A", ["pair", "approve", request, "--yes"])
+        #expect(approved.code == 0, "\(approved.all)")
+        let code = try #require(Self.confirmationCode(in: approved.stdout))
+        #expect(try bed.run(name, ["pair", "confirm", code]).code == 0)
         #expect(try bed.run(name, ["pull"]).code == 0)
+    }
+
+    /// The six digits `pair approve` prints for the new device.
+    static func confirmationCode(in output: String) -> String? {
+        output.range(of: #"code for it: [0-9]{3} [0-9]{3}"#, options: .regularExpression).map { String(output[$0].suffix(7)) }
     }
 
     /// Gives profile `name` a device key whose KEK_ID starts with `prefix`, as base64url allows.

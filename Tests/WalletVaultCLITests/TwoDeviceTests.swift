@@ -53,6 +53,14 @@ struct TwoDeviceTests {
         let approved = log.record(try bed.run("A", ["pair", "approve", request, "--sas", sas]))
         #expect(approved.code == 0, "\(approved.all)")
         #expect(approved.stdout.contains(sas))
+        // B cannot tell who wrote the vault it now reads until it is given the code A printed.
+        let pairingCode = try #require(NewUserPathsTests.confirmationCode(in: approved.stdout))
+        let unconfirmedPull = log.record(try bed.run("B", ["pull"]))
+        #expect(unconfirmedPull.code == 4 && unconfirmedPull.stderr.contains("pair confirm"), "\(unconfirmedPull.all)")
+        let wrongCode = pairingCode == "000 000" ? "111 111" : "000 000"
+        #expect(log.record(try bed.run("B", ["pair", "confirm", wrongCode])).code == 6)
+        let confirmed = log.record(try bed.run("B", ["pair", "confirm", pairingCode]))
+        #expect(confirmed.code == 0, "\(confirmed.all)")
         let outFile = bed.directory.appendingPathComponent("b-vault.json").path
         let restored = log.record(try bed.run("B", ["pull", "--out", outFile]))
         #expect(restored.code == 0, "\(restored.all)")

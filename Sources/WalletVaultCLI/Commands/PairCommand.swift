@@ -1,7 +1,9 @@
 import Foundation
 import WalletVault
 
-/// `walletvault pair request` (new device) and `walletvault pair approve REQUEST` (a device that has the vault).
+/// `walletvault pair request` and `pair confirm CODE` (new device), `walletvault pair approve REQUEST` (a device that
+/// has the vault): the request's digits authenticate the new device to the approver, the confirmation code the
+/// vault to the new device.
 enum PairCommand {
     static let request = CommandSpec(
         name: "pair request",
@@ -9,8 +11,10 @@ enum PairCommand {
         summary: "New device: print a pairing request and its short authentication string.",
         details: """
             Creates this device's key if needed and prints the request (`wvpair1.…`, public key and label only) and
-            six digits. Give the request to a device that has the vault and check it shows the same digits.
-            --wait then syncs every 2 s until the approval arrives and the vault is restored (--timeout, default 300).
+            six digits. Give the request to a device that has the vault and check it shows the same digits; it then
+            shows a confirmation code to type here with `walletvault pair confirm CODE`.
+            --wait then checks every 2 s until the approval arrives and asks for the confirmation code at a terminal
+            (--timeout, default 300).
             Example: walletvault pair request --wait
             """,
         arguments: .init(valueOptions: ["--timeout"], flags: ["--wait"]),
@@ -29,6 +33,19 @@ enum PairCommand {
             """,
         arguments: .init(valueOptions: ["--sas"], flags: ["--yes"]),
         run: runApprove)
+
+    static let confirm = CommandSpec(
+        name: "pair confirm",
+        usage: ["pair confirm CODE"],
+        summary: "New device: check the approving device's confirmation code, then restore the vault.",
+        details: """
+            CODE is the six digits `pair approve` printed on the approving device. The vault the server now holds is
+            opened without keeping anything; only if it gives the same code is it accepted and restored here. A
+            different code stores nothing (exit 6): type it again, or pair again.
+            Example: walletvault pair confirm "483 120"
+            """,
+        arguments: .init(),
+        run: runConfirm)
 
     static func runRequest(_ context: CommandContext) async throws(CLIError) {
         _ = try context.arguments.requirePositionals(0, "", command: "pair request")
@@ -49,7 +66,8 @@ enum PairCommand {
         terminal.line(request.encoded)
         terminal.line("")
         terminal.line("Short authentication string: \(request.shortAuthenticationString)")
-        terminal.line("There run `walletvault pair approve REQUEST` and check it shows the same digits; then `walletvault pull` here.")
+        terminal.line("There run `walletvault pair approve REQUEST` and check it shows the same digits; then "
+            + "`walletvault pair confirm CODE` here with the code it prints.")
         guard context.arguments.has("--wait") else { return }
         let timeout = try timeoutSeconds(context.arguments[option: "--timeout"])
         let deadline = Date().addingTimeInterval(timeout)
@@ -57,6 +75,12 @@ enum PairCommand {
             do {
                 let report = try await session.engine.sync()
                 terminal.line("Approved. " + DeviceSession.describe(report))
+                return
+            } catch where error.code == .confirmationRequired && terminal.isInteractive {
+                guard let code = terminal.readLine(prompt: "Approved. Confirmation code shown on the approving device: ") else {
+                    throw CLIError(.usage, "no code given: run `walletvault pair confirm CODE`")
+                }
+                try await confirm(code: code, session: session, terminal: terminal)
                 return
             } catch where error.code == .noAccess && Date() < deadline {
                 try? await Task.sleep(nanoseconds: 2_000_000_000)
@@ -99,7 +123,24 @@ enum PairCommand {
             try await engine.approve(request)
         }
         try session.requireSaved(report)
-        terminal.line("Approved \"\(request.label)\". It can now run `walletvault pull`.")
+        let code: String
+        do { code = try await session.engine.confirmationCode(for: request) } catch { throw session.translate(error) }
+        terminal.line("Approved \"\(request.label)\". Confirmation code for it: \(code)")
+        terminal.line("On \"\(request.label)\" run `walletvault pair confirm \"\(code)\"` (or type the code where it asks).")
+    }
+
+    static func runConfirm(_ context: CommandContext) async throws(CLIError) {
+        let code = try context.arguments.requirePositionals(1, "CODE", command: "pair confirm")[0]
+        guard digits(code).count == 6 else { throw CLIError.usage("the confirmation code has six digits", command: "pair confirm") }
+        let session = try context.session()
+        try await confirm(code: code, session: session, terminal: context.terminal)
+    }
+
+    private static func confirm(code: String, session: DeviceSession, terminal: any Terminal) async throws(CLIError) {
+        let report = try await session.run("Checking the vault against the code") { engine async throws(SyncError) in
+            try await engine.confirmPairing(code: code)
+        }
+        terminal.line("Confirmed: the vault was written by the approving device. " + DeviceSession.describe(report))
     }
 
     private static func digits(_ text: String) -> String { text.filter(\.isNumber) }
