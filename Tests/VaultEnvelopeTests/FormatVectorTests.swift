@@ -48,96 +48,79 @@ import VaultJSON
         }
     }
 
+    /// The reader state a `.key.json` asks for (`reader`: `counter` and, optionally, the pinned `anchor`).
+    static func readerStore(_ description: JSONValue) async throws -> InMemoryCounterStore {
+        let store = InMemoryCounterStore()
+        guard let reader = description["reader"] else { return store }
+        if let counter = reader["counter"]?.integerValue, counter > 0 { await store.advance("vectors", to: UInt64(counter)) }
+        if let anchor = reader["anchor"] { await store.pin(try anchorValue(anchor), for: "vectors") }
+        return store
+    }
+
+    static func anchorValue(_ json: JSONValue) throws -> VaultAnchor {
+        VaultAnchor(
+            vaultID: try #require(json["vault_id"]?.stringValue), epoch: UInt64(try #require(json["epoch"]?.integerValue)),
+            fingerprint: try #require(json["fingerprint"]?.stringValue.flatMap(Base64URL.decode)))
+    }
+
+    static func anchorJSON(_ anchor: VaultAnchor) -> JSONValue {
+        .object([
+            ("vault_id", .string(anchor.vaultID)), ("epoch", .integer(Int64(anchor.epoch))),
+            ("fingerprint", .string(Base64URL.encode(anchor.fingerprint))),
+        ])
+    }
+
+    /// Every vector: a positive one opens (through the confirmation of FORMAT.md §11.4 when it names a
+    /// `confirmation_code`) and leaves the reader with the `anchor` and `expect_counter` it names; a negative one
+    /// (`expect_error`) is refused with that code and leaves the reader's state as it was.
     @Test(arguments: names) func committedBlobOpensWithItsKey(name: String) async throws {
         let description = try JSONParser().parse(try Data(contentsOf: Self.directory.appendingPathComponent("\(name).key.json")))
         let blob = try Data(contentsOf: Self.directory.appendingPathComponent("\(name).blob.json"))
-        let envelope = try VaultEnvelope(parsing: blob)
+        let store = try await Self.readerStore(description)
+        let opener = VaultOpener(counterStore: store)
         let key: any KeyEncryptionKey
         if description["kind"]?.stringValue == "passphrase" {
-            key = try PassphraseKEK.unlock(passphrase: try #require(description["key"]?["passphrase"]?.stringValue), in: envelope)
+            let passphrase = try #require(description["key"]?["passphrase"]?.stringValue)
+            do {
+                key = try PassphraseKEK.unlock(passphrase: passphrase, in: try VaultEnvelope(parsing: blob))
+            } catch {
+                let expected = try #require(description["expect_error"]?.stringValue, "\(name): \(error)")
+                #expect(error.code.rawValue == expected)
+                return
+            }
         } else {
             key = try Self.key(from: description, scratch: try TestSupport.scratchDirectory())
         }
         #expect(key.kekID == description["kek_id"]?.stringValue)
-        let opened = try await VaultOpener(counterStore: InMemoryCounterStore()).open(envelope, vaultID: "vectors", keys: [key])
+        let before = "\(await store.highestCounter(for: "vectors")) \(String(describing: await store.anchor(for: "vectors")))"
+        if let expected = description["expect_error"]?.stringValue {
+            await #expect(performing: { try await opener.open(blob, vaultID: "vectors", keys: [key]) }, throws: { error in
+                (error as? VaultEnvelopeError)?.code.rawValue == expected
+            })
+            #expect("\(await store.highestCounter(for: "vectors")) \(String(describing: await store.anchor(for: "vectors")))" == before)
+            return
+        }
+        let opened: VaultOpener.OpenedVault
+        if let code = description["confirmation_code"]?.stringValue, let device = key as? DeviceKEK {
+            opened = try await opener.openForConfirmation(blob, vaultID: "vectors", keys: [key])
+            try await opener.confirm(opened, code: code, deviceKey: device.privateKey.publicKey.rawRepresentation)
+        } else {
+            opened = try await opener.open(blob, vaultID: "vectors", keys: [key])
+        }
+        let envelope = opened.state.envelope
         #expect(Base64URL.encode(opened.plaintext) == description["plaintext"]?.stringValue)
         #expect(opened.state.dek.withUnsafeBytes { Base64URL.encode($0) } == description["dek"]?.stringValue)
-        #expect(envelope.entries.first?.algorithm?.rawValue == description["alg"]?.stringValue)
+        #expect(envelope.entries.first { $0.kekID == key.kekID }?.algorithm?.rawValue == description["alg"]?.stringValue)
         if envelope.form == .extended {
             let aad = try HeaderAuthenticator.additionalData(header: envelope.header)
             #expect(Base64URL.encode(aad) == description["aad"]?.stringValue)
         }
-    }
-
-    // MARK: Generator
-
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["WALLETVAULT_WRITE_VECTORS"] == "1"))
-    func writeVectors() async throws {
-        let output = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Vectors/format")
-        let sealer = VaultSealer(counterStore: InMemoryCounterStore(), hint: "Vector writer", clock: TestSupport.clock())
-        let scratch = try TestSupport.scratchDirectory()
-
-        func write(_ name: String, blob: Data, dek: SymmetricKey, kind: String, keyMembers: [(key: String, value: JSONValue)],
-                   kekID: String, alg: String?, aad: Data?) throws {
-            var members: [(key: String, value: JSONValue)] = [
-                ("kind", .string(kind)), ("alg", alg.map(JSONValue.string) ?? .null), ("kek_id", .string(kekID)),
-                ("key", .object(keyMembers)), ("vault_id", .string("vectors")),
-                ("plaintext", .string(Base64URL.encode(Self.vaultPlaintext))),
-                ("dek", .string(dek.withUnsafeBytes { Base64URL.encode($0) })),
-            ]
-            if let aad { members.append(("aad", .string(Base64URL.encode(aad)))) }
-            try (JSONSerializer.data(of: .object(members)) + Data([0x0A])).write(to: output.appendingPathComponent("\(name).key.json"))
-            try (blob + Data([0x0A])).write(to: output.appendingPathComponent("\(name).blob.json"))
+        if let anchor = description["anchor"] {
+            #expect(opened.state.identity?.anchor == (try Self.anchorValue(anchor)))
+            #expect(await store.anchor(for: "vectors") == (try Self.anchorValue(anchor)))
         }
-        func sealed(_ name: String, _ key: any KeyWrapping, kind: String, keyMembers: [(key: String, value: JSONValue)]) async throws {
-            let vault = try await sealer.create(Self.vaultPlaintext, vaultID: name, recipients: [.init(key, label: name)])
-            try write(name, blob: vault.blob, dek: vault.state.dek, kind: kind, keyMembers: keyMembers, kekID: key.kekID,
-                      alg: key.algorithm.rawValue, aad: try HeaderAuthenticator.additionalData(header: vault.state.envelope.header))
+        if let counter = description["expect_counter"]?.integerValue {
+            #expect(await store.highestCounter(for: "vectors") == UInt64(counter))
         }
-        func b64(_ data: Data) -> JSONValue { .string(Base64URL.encode(data)) }
-
-        let fileKey = SymmetricKey(size: .bits256)
-        let fileURL = scratch.appendingPathComponent("a256kw")
-        try OwnerOnlyFile.create(fileURL, bytes: fileKey.withUnsafeBytes { Data($0) })
-        try await sealed("a256kw", try SymmetricKEK(contentsOf: fileURL), kind: "file",
-                         keyMembers: [("kty", .string("oct")), ("k", fileKey.withUnsafeBytes { b64(Data($0)) })])
-
-        let code = RecoveryCode.generate()
-        try await sealed("a256kw-recovery-code", try RecoveryCodeKEK(code: code), kind: "recovery-code",
-                         keyMembers: [("recovery_code", .string(code.formatted))])
-
-        try await sealed("a256kw-passphrase", try PassphraseKEK(passphrase: "correct horse battery staple", costs: .floor),
-                         kind: "passphrase", keyMembers: [("passphrase", .string("correct horse battery staple"))])
-
-        let gcmKey = SymmetricKey(size: .bits256)
-        try await sealed("a256gcmkw", AESGCMKEK(key: gcmKey), kind: "aes-gcm",
-                         keyMembers: [("kty", .string("oct")), ("k", gcmKey.withUnsafeBytes { b64(Data($0)) })])
-
-        let rsa = try RSA.Encryption.PrivateKey(keySize: 2048)
-        try await sealed("rsa-oaep-256", RSAKEK(privateKey: rsa), kind: "rsa", keyMembers: [("pkcs8_pem", .string(rsa.pemRepresentation))])
-
-        func ecMembers(_ key: P256.KeyAgreement.PrivateKey) -> [(key: String, value: JSONValue)] {
-            let raw = key.publicKey.rawRepresentation
-            return [("kty", .string("EC")), ("crv", .string("P-256")), ("x", b64(raw.prefix(32))), ("y", b64(raw.suffix(32))),
-                    ("d", b64(key.rawRepresentation))]
-        }
-        let device = try P256.KeyAgreement.PrivateKey()
-        try await sealed("ecdh-es+a256kw", DeviceKEK(privateKey: device), kind: "p256", keyMembers: ecMembers(device))
-        let selfKey = try P256.KeyAgreement.PrivateKey()
-        try await sealed("wv-ecdh-self+a256gcmkw", SelfECDHKEK(privateKey: selfKey), kind: "p256-self", keyMembers: ecMembers(selfKey))
-
-        // The seed's forms, built by the same steps SeedCompatibilityTests checks.
-        let seedKey = try P256.KeyAgreement.PrivateKey()
-        let ios = try SeedCompatibilityTests.iOSSeedBlob(kekPriv: seedKey, plaintext: Self.vaultPlaintext)
-        let iosDEK = try await SelfECDHKEK(privateKey: seedKey).unwrap(try VaultEnvelope(parsing: ios.blob).entries[0])
-        try write("seed-ios", blob: ios.blob, dek: iosDEK, kind: "p256-self", keyMembers: ecMembers(seedKey),
-                  kekID: SelfECDHKEK(privateKey: seedKey).kekID, alg: nil, aad: nil)
-        let androidKey = SymmetricKey(size: .bits256)
-        let android = try SeedCompatibilityTests.androidSeedBlob(kek: androidKey, plaintext: Self.vaultPlaintext)
-        let androidKEK = AESGCMKEK(key: androidKey, kekID: "vault-kek")
-        let androidDEK = try await androidKEK.unwrap(try VaultEnvelope(parsing: android.blob).entries[0])
-        try write("seed-android", blob: android.blob, dek: androidDEK, kind: "aes-gcm",
-                  keyMembers: [("kty", .string("oct")), ("k", androidKey.withUnsafeBytes { b64(Data($0)) })],
-                  kekID: "vault-kek", alg: nil, aad: nil)
     }
 }
