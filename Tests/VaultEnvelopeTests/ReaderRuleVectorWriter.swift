@@ -49,8 +49,9 @@ import VaultJSON
                               extra: [("expect_error", .string(error.rawValue)), ("reader", .object([("counter", .integer(0))]))])
         }
 
-        // Attack 3: costs above the ceiling (the old ceiling's 1 GiB), and five entries at the floor.
-        let heavy = passphraseEntry(costs: Argon2idCosts(memoryKiB: 1_048_576, iterations: 3, parallelism: 1))
+        // Attack 3: costs above the ceiling (the old ceiling's 16 passes and 16 lanes, at a memory a test JVM can
+        // still give a reader that derives before checking), and five entries at the floor.
+        let heavy = passphraseEntry(costs: Argon2idCosts(memoryKiB: 65536, iterations: 16, parallelism: 16))
         let heavyBlob = try await vectors.sealer().create(plaintext, vaultID: "heavy", recipients: [.init(heavy, label: "Passphrase")])
         try negative("negative-argon2id-above-ceiling", heavyBlob.blob, .weakParameters, kind: "passphrase",
                      key: [("passphrase", .string("correct horse battery staple"))], kekID: heavy.kekID, alg: "A256KW")
