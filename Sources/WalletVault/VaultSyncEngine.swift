@@ -60,7 +60,7 @@ public actor VaultSyncEngine {
         self.backup = backup
         counters = try store.counterStore()
         sealer = VaultSealer(counterStore: counters, hint: deviceLabel, maxBlobBytes: maxBlobBytes, clock: { clock.now() })
-        opener = VaultOpener(counterStore: counters)
+        opener = VaultOpener(counterStore: counters, maxBlobBytes: maxBlobBytes)
         planner = SyncPlanner(policy: policy)
         self.conflictHandler = conflictHandler
         self.clock = clock
@@ -613,7 +613,7 @@ public actor VaultSyncEngine {
             switch error.code {
             case .rollback, .downgrade: throw SyncError(.rollbackDetected, error.reason)
             case .recipientsAltered, .timestampAltered, .hintAltered, .counterAltered, .ciphertextAltered, .malformed, .invalidShape,
-                .invalidJSON, .wrongVault, .writerNotMember:
+                .invalidJSON, .wrongVault, .writerNotMember, .weakParameters, .workLimitExceeded:
                 throw SyncError(.tampered, error.reason)
             case .unconfirmedVault: throw SyncError(.confirmationRequired, error.reason)
             case .pairingMismatch: throw SyncError(.confirmationMismatch, error.reason)

@@ -31,14 +31,21 @@ final class CountingArgon2id: Argon2idDeriving, @unchecked Sendable {
     /// floor with `argon2id` and then edited to `costs`: the edit breaks the MACs, but costs are checked before any
     /// key exists, which is the point.
     static func blob(costs: [(m: Int, t: Int, p: Int)], argon2id: CountingArgon2id) async throws -> VaultEnvelope {
+        // A writer refuses more passphrase entries than a reader derives for: the rest are copies under other ids,
+        // added as a server would, since the costs are checked before any entry is used.
         var recipients: [VaultSealer.Recipient] = []
-        for index in costs.indices {
+        for index in costs.indices.prefix(Argon2idCosts.maxEntriesPerOpen) {
             let key = try PassphraseKEK(passphrase: "pass \(index)", costs: .floor, argon2id: argon2id)
             recipients.append(.init(key, label: "Passphrase \(index)"))
         }
         let sealed = try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: recipients).blob
         let edited = try TestSupport.edit(sealed) {
             var entries = TestSupport.entries($0)
+            while entries.count < costs.count {
+                var copy = entries[entries.count - 1]
+                copy["kek_id"] = Base64URL.encode(SecureRandom.bytes(count: 16))
+                entries.append(copy)
+            }
             for (index, cost) in costs.enumerated() {
                 entries[index]["m"] = cost.m
                 entries[index]["t"] = cost.t
