@@ -6,7 +6,7 @@ BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps bench-deps build release run test bench hostile fuzz-smoke crash-test soak clean
+.PHONY: deps bench-deps build release run test crosscheck bench hostile fuzz-smoke crash-test soak clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -32,10 +32,15 @@ run: build
 test: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	scripts/crosscheck.sh
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/conformance.sh
 	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/tls_scan.sh
 	WALLETVAULT_BIN_DIR=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path) android/build.sh
+
+# The blob-format vectors read by a second reader written from docs/FORMAT.md alone (Python cryptography).
+crosscheck:
+	scripts/crosscheck.sh
 
 hostile: build
 	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py

@@ -4,7 +4,11 @@ import VaultCrypto
 /// A passphrase as key-encryption key: Argon2id with the salt and costs stored in the entry gives an `A256KW` key.
 ///
 /// Enroll with `init(passphrase:costs:)`; on a device that only has the blob, `unlock(passphrase:in:)` finds the
-/// entry, checks its costs against `Argon2idCosts.floor` so a server cannot weaken them, and derives the key.
+/// entry, checks every passphrase entry's costs against `Argon2idCosts`' limits so a server can neither weaken
+/// them nor make the device derive without end, and derives the key.
+///
+/// The passphrase is normalized to Unicode NFC before Argon2id, on enrollment and on unlock, so the same text typed
+/// on keyboards that produce composed or decomposed accents gives one key (FORMAT.md §7.3).
 public struct PassphraseKEK: KeyEncryptionKey {
     private let core: A256KWKey
     /// The Argon2id salt (16 random bytes for new entries).
@@ -19,29 +23,28 @@ public struct PassphraseKEK: KeyEncryptionKey {
     /// The derived key wraps without asking for the passphrase again.
     public var canWrapWithoutHolder: Bool { true }
 
-    /// Derives a key for a new entry with a fresh 16-byte salt.
+    /// Derives a key for a new entry with a fresh 16-byte salt, from the passphrase in NFC.
     ///
     /// Argon2id runs on the calling thread and takes as long as `costs` make it (about a quarter second at the default).
     /// `argon2id` is libargon2 on Linux; on Apple platforms pass the app's (`Argon2idDeriving`).
     /// - Throws: `VaultEnvelopeError` `.weakParameters` for costs outside `Argon2idCosts.floor...ceiling`,
-    ///   `.unsupportedAlgorithm` without an Argon2id implementation, `.cryptoFailure` if Argon2id fails.
+    ///   `.workLimitExceeded` for costs whose `work` alone is above `Argon2idCosts.maxWorkPerOpen` (no reader would
+    ///   derive them), `.unsupportedAlgorithm` without an Argon2id implementation, `.cryptoFailure` if Argon2id fails.
     public init(passphrase: String, costs: Argon2idCosts = .default,
                 argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn) throws(VaultEnvelopeError) {
-        try self.init(passphrase: passphrase, salt: SecureRandom.bytes(count: 16), costs: costs, argon2id: argon2id)
+        try Argon2idCosts.checkOpenBudget([costs])
+        try self.init(password: Self.normalized(passphrase), salt: SecureRandom.bytes(count: 16), costs: costs, argon2id: argon2id)
     }
 
-    private init(passphrase: String, salt: Data, costs: Argon2idCosts, argon2id: (any Argon2idDeriving)?) throws(VaultEnvelopeError) {
-        guard costs.isWithinReaderLimits else {
-            throw VaultEnvelopeError(
-                .weakParameters, "Argon2id costs \(costs) are outside \(Argon2idCosts.floor) to \(Argon2idCosts.ceiling)")
-        }
+    /// Derives with costs already checked.
+    private init(password: Data, salt: Data, costs: Argon2idCosts, argon2id: (any Argon2idDeriving)?) throws(VaultEnvelopeError) {
         guard let argon2id else {
             throw VaultEnvelopeError(.unsupportedAlgorithm, "no Argon2id implementation on this platform: the app must pass one")
         }
         let key: SymmetricKey
         do {
             key = try argon2id.deriveKey(
-                password: Data(passphrase.utf8), salt: salt, iterations: costs.iterations, memoryKiB: costs.memoryKiB,
+                password: password, salt: salt, iterations: costs.iterations, memoryKiB: costs.memoryKiB,
                 parallelism: costs.parallelism, outputByteCount: 32
             )
         } catch {
@@ -52,16 +55,35 @@ public struct PassphraseKEK: KeyEncryptionKey {
         core = A256KWKey(key: key, source: .passphrase(salt: salt, costs: costs))
     }
 
+    /// The UTF-8 bytes of the passphrase in Unicode Normalization Form C, what Argon2id derives from.
+    static func normalized(_ passphrase: String) -> Data {
+        Data(passphrase.precomposedStringWithCanonicalMapping.utf8)
+    }
+
     /// Derives the key for the passphrase entry of `envelope` whose `kek_id` the passphrase reproduces.
     ///
-    /// - Throws: `VaultEnvelopeError` `.weakParameters` if an entry's costs are below the floor (or above the
-    ///   ceiling), `.noMatchingKey` if the envelope has no passphrase entry or the passphrase is wrong.
+    /// Before the first derivation every passphrase entry's costs are checked (one entry out of range refuses the
+    /// blob; it is not skipped), and so are their number and total work. Entries are tried in blob order with the
+    /// passphrase in NFC; only if none matches and the passphrase as given is not in NFC are they tried once more
+    /// with it as given, for entries enrolled before passphrases were normalized.
+    /// - Throws: `VaultEnvelopeError` `.weakParameters` if an entry's costs are below the floor or above the
+    ///   ceiling, `.workLimitExceeded` for more than `Argon2idCosts.maxEntriesPerOpen` passphrase entries or more total
+    ///   work than `Argon2idCosts.maxWorkPerOpen`, `.noMatchingKey` if the envelope has no passphrase entry or the
+    ///   passphrase is wrong.
     public static func unlock(passphrase: String, in envelope: VaultEnvelope,
                               argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn) throws(VaultEnvelopeError) -> PassphraseKEK {
+        var candidates: [(kekID: String, salt: Data, costs: Argon2idCosts)] = []
         for entry in envelope.entries {
-            guard case .a256kw(.passphrase(let salt, let costs)) = entry.scheme else { continue }
-            let candidate = try PassphraseKEK(passphrase: passphrase, salt: salt, costs: costs, argon2id: argon2id)
-            if candidate.kekID == entry.kekID { return candidate }
+            if case .a256kw(.passphrase(let salt, let costs)) = entry.scheme { candidates.append((entry.kekID, salt, costs)) }
+        }
+        try Argon2idCosts.checkOpenBudget(candidates.map(\.costs))
+        let normalized = normalized(passphrase)
+        let asGiven = Data(passphrase.utf8)
+        for password in normalized == asGiven ? [normalized] : [normalized, asGiven] {
+            for candidate in candidates {
+                let key = try PassphraseKEK(password: password, salt: candidate.salt, costs: candidate.costs, argon2id: argon2id)
+                if key.kekID == candidate.kekID { return key }
+            }
         }
         throw VaultEnvelopeError(.noMatchingKey, "no passphrase entry matches this passphrase")
     }

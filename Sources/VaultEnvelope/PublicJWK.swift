@@ -22,10 +22,18 @@ public enum PublicJWK: Sendable, Equatable {
         self = .rsa(n: key.modulus, e: key.exponent)
     }
 
-    /// Reads a public JWK with exactly the members its key type requires.
+    /// The fewest modulus bits an RSA JWK may have (NIST SP 800-131A); smaller keys are refused wherever they appear.
+    static let minimumRSABits = 2048
+    /// The most modulus bits an RSA JWK may have, as VaultCrypto accepts.
+    static let maximumRSABits = 16384
+
+    /// Reads a public JWK with exactly the members its key type requires, and checks the key before anyone trusts it
+    /// or wraps to it: a P-256 point must be on the curve (each coordinate below p), an RSA modulus 2048 to 16384
+    /// bits, `n` and `e` without leading zero bytes (RFC 7518 §6.3.1; a zero would also change the RFC 7638 thumbprint).
     ///
     /// - Throws: `VaultEnvelopeError` `.malformed` for another shape, key type or curve, extra members
-    ///   (a private `d` among them), or coordinates of the wrong length.
+    ///   (a private `d` among them), coordinates of the wrong length or off the curve, leading zeros, or a modulus
+    ///   above 16384 bits; `.weakParameters` for an RSA modulus below 2048 bits.
     init(json: JSONValue, path: String) throws(VaultEnvelopeError) {
         guard case .object = json else { throw VaultEnvelopeError(.malformed, "\(path) must be an object") }
         let reader = MemberReader(json, path: path)
@@ -38,11 +46,36 @@ public enum PublicJWK: Sendable, Equatable {
                 throw VaultEnvelopeError(.malformed, "\(path) coordinates must be 32 bytes each")
             }
             self = .p256(x: x, y: y)
+            _ = try p256Key(path: path)
         case "RSA":
             try reader.refuseMembers(otherThan: ["kty", "n", "e"])
-            self = .rsa(n: try reader.bytes("n"), e: try reader.bytes("e"))
+            let n = try reader.bytes("n"), e = try reader.bytes("e")
+            guard n.first != 0, e.first != 0 else {
+                throw VaultEnvelopeError(.malformed, "\(path).n and \(path).e must have no leading zero bytes")
+            }
+            let bits = n.count * 8 - n[n.startIndex].leadingZeroBitCount
+            guard bits <= Self.maximumRSABits else {
+                throw VaultEnvelopeError(.malformed, "\(path) is an RSA key above \(Self.maximumRSABits) bits")
+            }
+            guard bits >= Self.minimumRSABits else {
+                throw VaultEnvelopeError(.weakParameters, "\(path) is a \(bits)-bit RSA key; at least \(Self.minimumRSABits) bits are required")
+            }
+            self = .rsa(n: n, e: e)
         default:
             throw VaultEnvelopeError(.malformed, "\(path).kty must be EC or RSA")
+        }
+    }
+
+    /// Whether this key may be trusted and wrapped to as it stands: a P-256 point on the curve, or an RSA key of
+    /// 2048 to 16384 bits without leading zeros (what `init(json:path:)` enforces on keys read from a blob).
+    var isAcceptable: Bool {
+        switch self {
+        case .p256:
+            return (try? p256Key(path: "jwk")) != nil
+        case .rsa(let n, let e):
+            guard let top = n.first, top != 0, e.first != nil, e.first != 0 else { return false }
+            let bits = n.count * 8 - top.leadingZeroBitCount
+            return (Self.minimumRSABits...Self.maximumRSABits).contains(bits)
         }
     }
 

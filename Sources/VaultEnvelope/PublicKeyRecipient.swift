@@ -26,13 +26,16 @@ public struct PublicKeyRecipient: KeyWrapping {
         self.init(publicKey: PublicJWK(key), algorithm: .rsaOAEP256)
     }
 
-    /// The recipient an entry was wrapped for, when the entry names its public key; nil for symmetric schemes.
+    /// The recipient an entry was wrapped for, when the entry names its public key; nil for symmetric schemes, and
+    /// for an entry whose `jwk` is not the key its `kek_id` names or is not a key to wrap to (off the curve, RSA
+    /// below 2048 bits), so a rotation never re-wraps a DEK to a key nobody enrolled.
     init?(recipientOf entry: WrappedKey) {
         switch entry.scheme {
         case .ecdhESA256KW(_, let recipient): self.init(publicKey: recipient, algorithm: .ecdhESA256KW)
         case .rsaOAEP256(let recipient): self.init(publicKey: recipient, algorithm: .rsaOAEP256)
         default: return nil
         }
+        guard kekID == entry.kekID, publicKey.isAcceptable else { return nil }
     }
 
     private init(publicKey: PublicJWK, algorithm: KeyWrapAlgorithm) {

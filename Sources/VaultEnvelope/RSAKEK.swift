@@ -28,22 +28,30 @@ public struct RSAKEK: KeyEncryptionKey {
         try await recipient.wrap(dek)
     }
 
-    /// Unwraps an `RSA-OAEP-256` entry, or a seed-form entry holding an OAEP-SHA256 ciphertext.
+    /// Unwraps an `RSA-OAEP-256` entry (OAEP-SHA256, MGF1-SHA256), or a seed-form entry holding an OAEP-SHA256
+    /// ciphertext: MGF1-SHA256 first, then MGF1-SHA1, which Java's `RSA/ECB/OAEPWithSHA-256AndMGF1Padding` uses
+    /// unless given an `OAEPParameterSpec`, so what the seed's Android code may have written opens (FORMAT.md §4.2).
     ///
     /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for another scheme, another key or an altered ciphertext.
     public func unwrap(_ entry: WrappedKey) async throws -> SymmetricKey {
+        let masks: [RSA.Encryption.MaskGenerationHash]
         switch entry.scheme {
-        case .rsaOAEP256, .seed:
-            var plaintext: Data
-            do {
-                plaintext = try privateKey.decrypt(entry.encryptedKey)
-            } catch {
-                throw VaultEnvelopeError.unwrapping(CryptoError(classifying: error), "RSA-OAEP-256")
-            }
-            defer { plaintext.resetBytes(in: plaintext.startIndex..<plaintext.endIndex) }
-            return try WrapPrimitives.checkedDEK(SymmetricKey(data: plaintext))
-        default:
-            throw WrapPrimitives.schemeMismatch(entry, expected: .rsaOAEP256)
+        case .rsaOAEP256: masks = [.sha256]
+        case .seed: masks = [.sha256, .sha1]
+        default: throw WrapPrimitives.schemeMismatch(entry, expected: .rsaOAEP256)
         }
+        var failure: (any Error)?
+        for mask in masks {
+            do {
+                var plaintext = try privateKey.decrypt(entry.encryptedKey, mgf1: mask)
+                defer { plaintext.resetBytes(in: plaintext.startIndex..<plaintext.endIndex) }
+                return try WrapPrimitives.checkedDEK(SymmetricKey(data: plaintext))
+            } catch let error as VaultEnvelopeError {
+                throw error
+            } catch {
+                failure = error
+            }
+        }
+        throw VaultEnvelopeError.unwrapping(CryptoError(classifying: failure!), "RSA-OAEP-256")
     }
 }

@@ -36,16 +36,26 @@ public struct RecoveryCode: Sendable, CustomStringConvertible {
         self.canonical = canonical
     }
 
-    /// Reads a code as a person typed it: case, spaces and dashes do not matter, `O` reads as `0` and `I`/`L` as `1`.
+    /// What a reader skips in a typed or pasted code: `-`, space, tab, line feed, carriage return and no-break space
+    /// (U+00A0, which copying from a web page or PDF produces). Nothing else is skipped (FORMAT.md §7.4).
+    static let ignoredScalars: Set<Unicode.Scalar> = ["-", " ", "\t", "\n", "\r", "\u{A0}"]
+
+    /// Reads a code as a person typed it: case does not matter, the characters in `ignoredScalars` are skipped,
+    /// `O` reads as `0` and `I`/`L` as `1`.
     ///
-    /// - Throws: `VaultEnvelopeError` `.invalidRecoveryCode` for a character outside the alphabet, the wrong number
-    ///   of characters, or groups whose check character does not match (named, counting from 1).
+    /// - Throws: `VaultEnvelopeError` `.invalidRecoveryCode` for a character outside the alphabet (`U`, non-ASCII
+    ///   letters and digits among them), a number of characters other than 35, or groups whose check character does
+    ///   not match (named, counting from 1).
     public init(parsing text: String) throws(VaultEnvelopeError) {
         var symbols: [UInt8] = []
         defer { for index in symbols.indices { symbols[index] = 0 } }
-        for byte in text.utf8 {
+        for scalar in text.unicodeScalars {
+            if Self.ignoredScalars.contains(scalar) { continue }
+            guard scalar.isASCII else {
+                throw VaultEnvelopeError(.invalidRecoveryCode, "a recovery code uses only 0-9 and A-Z without U")
+            }
+            let byte = UInt8(scalar.value)
             switch byte {
-            case UInt8(ascii: "-"), UInt8(ascii: " "): continue
             case UInt8(ascii: "O"), UInt8(ascii: "o"): symbols.append(0)
             case UInt8(ascii: "I"), UInt8(ascii: "i"), UInt8(ascii: "L"), UInt8(ascii: "l"): symbols.append(1)
             default:

@@ -60,9 +60,15 @@ public struct VaultEnvelope: Sendable {
     /// Parses a blob received from the server: JSON (duplicate names refused), then the seed's shape rules, then
     /// the extended form's members if `counter` is present.
     ///
-    /// Nothing is decrypted or authenticated here; `VaultOpener` does that.
-    /// - Throws: `VaultEnvelopeError` `.invalidJSON`, `.invalidShape`, `.malformed` or `.unsupportedAlgorithm`.
-    public init(parsing blob: some ContiguousBytes) throws(VaultEnvelopeError) {
+    /// Nothing is decrypted or authenticated here; `VaultOpener` does that. A text longer than `maxBytes` (the
+    /// server's limit, 1 MiB by default) is refused before it is parsed.
+    /// - Throws: `VaultEnvelopeError` `.blobTooLarge`, `.invalidJSON`, `.invalidShape`, `.malformed` or
+    ///   `.unsupportedAlgorithm`.
+    public init(parsing blob: some ContiguousBytes, maxBytes: Int = 1_048_576) throws(VaultEnvelopeError) {
+        let size = blob.withUnsafeBytes { $0.count }
+        guard size <= maxBytes else {
+            throw VaultEnvelopeError(.blobTooLarge, "the blob is \(size) bytes; this reader accepts at most \(maxBytes)")
+        }
         // `cipher` is decoded as the parser reads it: kept as text, the megabytes of a large vault would be copied
         // and scanned three more times before reaching AES-GCM.
         let json: JSONValue

@@ -17,7 +17,7 @@ public enum VaultEnvelopeErrorCode: String, Sendable {
     case malformed
     /// An entry names an `alg` this reader does not implement.
     case unsupportedAlgorithm
-    /// Argon2id costs below the floor (or above the ceiling) this reader accepts.
+    /// Argon2id costs below the floor (or above the ceiling) this reader accepts, or an RSA key below 2048 bits.
     case weakParameters
     /// None of the offered keys has an entry in `wrappedDeks`.
     case noMatchingKey
@@ -61,6 +61,10 @@ public enum VaultEnvelopeErrorCode: String, Sendable {
     case writerNotMember
     /// The confirmation code typed on a new device differs from the one its blob gives: nothing was stored.
     case pairingMismatch
+    /// The blob's passphrase entries would make one open derive more than a reader allows (more than four
+    /// entries, or more Argon2id memory × passes in total than four entries at the default costs); refused before
+    /// any derivation (FORMAT.md §7.3).
+    case workLimitExceeded
 }
 
 extension CodedError where ErrorCode == VaultEnvelopeErrorCode {

@@ -26,17 +26,21 @@ public struct VaultOpener: Sendable {
     }
 
     private let counterStore: any CounterStore
+    /// The largest blob text this opener parses (the server's `limits.max_blob_bytes`).
+    public let maxBlobBytes: Int
 
-    /// Creates an opener that remembers counters and anchors in `counterStore`.
-    public init(counterStore: any CounterStore) {
+    /// Creates an opener that remembers counters and anchors in `counterStore` and parses blobs of at most
+    /// `maxBlobBytes` (1 MiB, the server's default limit).
+    public init(counterStore: any CounterStore, maxBlobBytes: Int = 1_048_576) {
         self.counterStore = counterStore
+        self.maxBlobBytes = maxBlobBytes
     }
 
     /// Parses and opens a blob with the first of `keys` that has an entry in it.
     ///
     /// - Throws: `VaultEnvelopeError` as `VaultEnvelope(parsing:)` and `open(_:vaultID:keys:)` do.
     public func open(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        try await open(try VaultEnvelope(parsing: blob), vaultID: vaultID, keys: keys)
+        try await open(try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes), vaultID: vaultID, keys: keys)
     }
 
     /// Opens a parsed envelope with the first of `keys` that has an entry in it.
@@ -61,7 +65,7 @@ public struct VaultOpener: Sendable {
     /// - Throws: `VaultEnvelopeError` as `open(_:vaultID:keys:)` does; `.unconfirmedVault` for a blob without a
     ///   vault identity, which cannot be confirmed (the approver writes an anchored version first).
     public func openForConfirmation(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        let envelope = try VaultEnvelope(parsing: blob)
+        let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
         let accepted = try await acceptedState(vaultID)
         try Self.checkBeforeKeys(envelope, accepted)
         let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
@@ -101,7 +105,7 @@ public struct VaultOpener: Sendable {
     public func openPastVersion(
         _ blob: Data, vaultID: String, keys: [any KeyEncryptionKey], checkedAgainst current: VaultIdentity?
     ) async throws -> OpenedVault {
-        let envelope = try VaultEnvelope(parsing: blob)
+        let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
         if let current, let identifier = envelope.vaultIdentifier, identifier != current.vaultID {
             throw VaultEnvelopeError(.wrongVault, "that version belongs to another vault")
         }
@@ -178,15 +182,8 @@ public struct VaultOpener: Sendable {
     }
 
     private func decrypt(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        var match: (key: any KeyEncryptionKey, entry: WrappedKey)?
-        for key in keys {
-            if let entry = envelope.entries.first(where: { $0.kekID == key.kekID }) {
-                match = (key, entry)
-                break
-            }
-        }
-        guard let match else { throw VaultEnvelopeError(.noMatchingKey, "none of the \(keys.count) keys has an entry") }
-        let dek = try await match.key.unwrap(match.entry)
+        let match = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: keys)
+        let dek = match.dek
 
         let plaintext: Data
         var identity: VaultIdentity?

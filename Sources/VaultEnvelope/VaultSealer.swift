@@ -123,6 +123,12 @@ public struct VaultSealer: Sendable {
             func skip(_ reason: DEKRotation.Reason) {
                 skipped.append(DEKRotation.Skipped(kekID: entry.kekID, label: label, reason: reason))
             }
+            // Seed entries may share a kek_id (Android's constant `vault-kek`): one key re-wraps once, and the
+            // entries of the other devices that used the same id are reported, since their keys are not here.
+            guard !entries.contains(where: { $0.kekID == entry.kekID }) else {
+                skip(.keyNotAvailable)
+                continue
+            }
             guard let key = keys.first(where: { $0.kekID == entry.kekID }) ?? PublicKeyRecipient(recipientOf: entry) else {
                 skip(.keyNotAvailable)
                 continue
@@ -188,12 +194,17 @@ public struct VaultSealer: Sendable {
             throw VaultEnvelopeError(.noRecipients, "two entries have the same kek_id")
         }
         // Readers (and, for the hint, the server) refuse longer texts; refuse them here rather than write them.
-        // The server counts the hint in code points, as JSON Schema's maxLength does, not grapheme clusters.
-        guard entries.allSatisfy({ ($0.label ?? "").count <= WrappedKey.maxLabelCharacters }),
+        // Both count Unicode code points, as JSON Schema's maxLength does, not grapheme clusters.
+        guard entries.allSatisfy({ ($0.label ?? "").unicodeScalars.count <= WrappedKey.maxLabelCharacters }),
             (hint ?? "").unicodeScalars.count <= WrappedKey.maxLabelCharacters
         else {
-            throw VaultEnvelopeError(.malformed, "labels and the hint have at most \(WrappedKey.maxLabelCharacters) characters")
+            throw VaultEnvelopeError(.malformed, "labels and the hint have at most \(WrappedKey.maxLabelCharacters) code points")
         }
+        // Nor a set of passphrase entries a reader would refuse to derive for (FORMAT.md §7.3).
+        try Argon2idCosts.checkOpenBudget(entries.compactMap { entry in
+            guard case .a256kw(.passphrase(_, let costs)) = entry.scheme else { return nil }
+            return costs
+        })
         let counter = max(previousCounter, try await counterStore.highestCounter(for: vaultID)) + 1
         let now = clock()
         let sealedVaultSecret = try identity.sealed(dek: dek)

@@ -68,7 +68,7 @@ public struct WrappedKey: Sendable, Equatable {
         WrappedKey(kekID: kekID, encryptedKey: encryptedKey, scheme: scheme, label: label, created: created)
     }
 
-    /// The most characters a label may have, as for `hint`.
+    /// The most Unicode code points (scalars, not grapheme clusters) a label may have, as for `hint`.
     static let maxLabelCharacters = 256
 
     // MARK: JSON
@@ -179,12 +179,55 @@ public struct WrappedKey: Sendable, Equatable {
         }
         try reader.refuseMembers(otherThan: allowed)
         let label = try reader.string("label")
-        guard label.count <= Self.maxLabelCharacters else {
-            throw VaultEnvelopeError(.malformed, "\(path).label must have at most \(Self.maxLabelCharacters) characters")
+        // Code points, as the server counts `hint` and JSON Schema's maxLength counts: grapheme clusters change
+        // with Unicode versions and differ between platforms.
+        guard label.unicodeScalars.count <= Self.maxLabelCharacters else {
+            throw VaultEnvelopeError(.malformed, "\(path).label must have at most \(Self.maxLabelCharacters) code points")
         }
         guard let created = UTCTimestamp(rfc3339: try reader.string("created")) else {
             throw VaultEnvelopeError(.malformed, "\(path).created must be an RFC 3339 timestamp in UTC")
         }
-        self.init(kekID: try reader.string("kek_id"), encryptedKey: encryptedKey, scheme: scheme, label: label, created: created)
+        let kekID = try reader.string("kek_id")
+        // A public-key entry names its key twice: a `jwk` that is not the key `kek_id` names would let whoever edited
+        // the entry receive every DEK a rotating writer re-wraps to it (FORMAT.md §4.1, §6).
+        switch scheme {
+        case .rsaOAEP256(let recipient), .ecdhESA256KW(_, let recipient):
+            guard kekID == recipient.thumbprint else {
+                throw VaultEnvelopeError(.malformed, "\(path).kek_id is not the RFC 7638 thumbprint of \(path).jwk")
+            }
+        default:
+            break
+        }
+        self.init(kekID: kekID, encryptedKey: encryptedKey, scheme: scheme, label: label, created: created)
+    }
+}
+
+extension WrappedKey {
+    /// Finds the entry of `entries` that the first of `keys` with an entry can unwrap, and unwraps the DEK.
+    ///
+    /// The first key whose `kek_id` some entry carries decides; later keys are not tried (FORMAT.md §8 step 4).
+    /// In the extended form `kek_id`s are unique, so that is one entry, and a key of another `alg` than the entry's
+    /// fails with `.unwrapFailed`. In the seed form several entries may carry one `kek_id` (every seed-era Android
+    /// device used the alias `vault-kek`): they are tried in blob order until one unwraps.
+    /// - Throws: `VaultEnvelopeError` `.noMatchingKey` if no key has an entry; otherwise what the key's `unwrap`
+    ///   throws for the last entry tried (`.unwrapFailed`), or at once for anything but `.unwrapFailed`
+    ///   (`.invalidated`, `.userCanceled`, ...).
+    static func unwrapDEK(from entries: [WrappedKey], form: VaultEnvelope.Form, keys: [any KeyEncryptionKey]) async throws
+        -> (key: any KeyEncryptionKey, entry: WrappedKey, dek: SymmetricKey)
+    {
+        for key in keys {
+            let candidates = entries.filter { $0.kekID == key.kekID }
+            guard !candidates.isEmpty else { continue }
+            var lastFailure: VaultEnvelopeError?
+            for entry in form == .seed ? candidates : [candidates[0]] {
+                do {
+                    return (key, entry, try await key.unwrap(entry))
+                } catch let error as VaultEnvelopeError where error.code == .unwrapFailed && form == .seed {
+                    lastFailure = error
+                }
+            }
+            throw lastFailure!
+        }
+        throw VaultEnvelopeError(.noMatchingKey, "none of the \(keys.count) keys has an entry")
     }
 }

@@ -60,7 +60,7 @@ public actor VaultSyncEngine {
         self.backup = backup
         counters = try store.counterStore()
         sealer = VaultSealer(counterStore: counters, hint: deviceLabel, maxBlobBytes: maxBlobBytes, clock: { clock.now() })
-        opener = VaultOpener(counterStore: counters)
+        opener = VaultOpener(counterStore: counters, maxBlobBytes: maxBlobBytes)
         planner = SyncPlanner(policy: policy)
         self.conflictHandler = conflictHandler
         self.clock = clock
@@ -359,6 +359,14 @@ public actor VaultSyncEngine {
         }
     }
 
+    /// The pinned anchor's fingerprint (`1a2b 3c4d 5e6f 7a8b`), for people to compare between two devices: equal on
+    /// every member that has read the same secret epoch (FORMAT.md §11.6); nil before this device pinned the vault.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the counter file cannot be read.
+    public func vaultFingerprint() async throws(SyncError) -> String? {
+        try await envelopeCall { try await counters.anchor(for: Self.vaultID) }.map { "epoch \($0.epoch): \($0.displayFingerprint)" }
+    }
+
     /// The approving half, second step: the six digits the new device must be given, so that it knows the blob it
     /// finds was written by a member of this vault (FORMAT.md §11.4). Call it after `approve` saved.
     ///
@@ -605,7 +613,7 @@ public actor VaultSyncEngine {
             switch error.code {
             case .rollback, .downgrade: throw SyncError(.rollbackDetected, error.reason)
             case .recipientsAltered, .timestampAltered, .hintAltered, .counterAltered, .ciphertextAltered, .malformed, .invalidShape,
-                .invalidJSON, .wrongVault, .writerNotMember:
+                .invalidJSON, .wrongVault, .writerNotMember, .weakParameters, .workLimitExceeded:
                 throw SyncError(.tampered, error.reason)
             case .unconfirmedVault: throw SyncError(.confirmationRequired, error.reason)
             case .pairingMismatch: throw SyncError(.confirmationMismatch, error.reason)

@@ -115,6 +115,11 @@ struct TwoDeviceTests {
         let bKey = try String(contentsOf: bed.home("B").appendingPathComponent("device/device-kek-id"), encoding: .utf8)
         let listed = log.record(try bed.run("A", ["devices"]))
         #expect(listed.stdout.contains(bKey) && listed.stdout.contains("Recovery code") && listed.stdout.contains("Phone B"))
+        // Both devices show the same vault fingerprint, the one a person compares after a revocation.
+        let fingerprint = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("Vault fingerprint") }.map(String.init) }
+        let onA = try #require(fingerprint(listed.stdout))
+        let onB = fingerprint(log.record(try bed.run("B", ["devices", "--offline"])).stdout)
+        #expect(onA.contains("epoch 1") && onB == onA)
         #expect(log.record(try bed.run("A", ["revoke", bKey])).code == 1, "without the code or --drop-recovery, nothing is revoked")
         let revoked = log.record(try bed.run("A", ["revoke", String(bKey.prefix(8)), "--code-file", codeFile]))
         #expect(revoked.code == 0, "\(revoked.all)")
@@ -122,6 +127,8 @@ struct TwoDeviceTests {
         #expect(log.record(try bed.run("B", ["sync"])).code == 4)
         let after = log.record(try bed.run("A", ["devices"]))
         #expect(!after.stdout.contains(bKey) && after.stdout.contains("Recovery code"))
+        // The revocation rotated the vault secret: B, which still knows epoch 1's, cannot write for A any more.
+        #expect(fingerprint(after.stdout)?.contains("epoch 2") == true)
 
         // Nothing printed after init holds a secret.
         for output in log.outputs {

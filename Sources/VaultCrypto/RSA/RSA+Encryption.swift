@@ -4,11 +4,16 @@ import CLibCrypto
 import Foundation
 
 extension RSA.Encryption {
-    /// Selects OAEP-SHA256 with MGF1-SHA256 and `label` on an encryption or decryption `EVP_PKEY_CTX`.
-    static func configureOAEP(_ context: OpaquePointer, label: some DataProtocol) throws {
+    /// Selects OAEP-SHA256 with MGF1 over `mgf1` (SHA-256 unless asked) and `label` on an encryption or decryption
+    /// `EVP_PKEY_CTX`.
+    static func configureOAEP(_ context: OpaquePointer, label: some DataProtocol, mgf1: MaskGenerationHash = .sha256) throws {
         try LibCrypto.check(EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING), .libraryFailure, "cannot select OAEP")
         try LibCrypto.check(EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha256()), .libraryFailure, "cannot select SHA-256")
-        try LibCrypto.check(EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha256()), .libraryFailure, "cannot select MGF1-SHA256")
+        let maskHash = switch mgf1 {
+        case .sha256: EVP_sha256()
+        case .sha1: EVP_sha1()
+        }
+        try LibCrypto.check(EVP_PKEY_CTX_set_rsa_mgf1_md(context, maskHash), .libraryFailure, "cannot select the MGF1 hash")
         guard !label.isEmpty else { return }
         // Set as a parameter rather than with EVP_PKEY_CTX_set0_rsa_oaep_label, which would take ownership of the buffer.
         try LibCrypto.withContiguousBytes(label) { bytes in
@@ -25,15 +30,15 @@ extension RSA.Encryption {
 
 extension RSAPublicKeyImpl {
     /// OAEP-SHA256 encryption, for `RSA.Encryption.PublicKey`.
-    func encrypt(_ message: some DataProtocol, label: some DataProtocol) throws -> Data {
-        try PKeyContext(key: key).encrypt(message) { try RSA.Encryption.configureOAEP($0, label: label) }
+    func encrypt(_ message: some DataProtocol, label: some DataProtocol, mgf1: RSA.Encryption.MaskGenerationHash) throws -> Data {
+        try PKeyContext(key: key).encrypt(message) { try RSA.Encryption.configureOAEP($0, label: label, mgf1: mgf1) }
     }
 }
 
 extension RSAPrivateKeyImpl {
     /// OAEP-SHA256 decryption, for `RSA.Encryption.PrivateKey`.
-    func decrypt(_ ciphertext: some DataProtocol, label: some DataProtocol) throws -> Data {
-        try PKeyContext(key: key).decrypt(ciphertext) { try RSA.Encryption.configureOAEP($0, label: label) }
+    func decrypt(_ ciphertext: some DataProtocol, label: some DataProtocol, mgf1: RSA.Encryption.MaskGenerationHash) throws -> Data {
+        try PKeyContext(key: key).decrypt(ciphertext) { try RSA.Encryption.configureOAEP($0, label: label, mgf1: mgf1) }
     }
 }
 #endif

@@ -46,9 +46,18 @@ extension RSA.Encryption {
             try decrypt(ciphertext, label: Data())
         }
 
+        /// Decrypts an OAEP-SHA256 ciphertext whose MGF1 uses `mgf1`: `.sha1` reads what Java's
+        /// `OAEPWithSHA-256AndMGF1Padding` writes by default. libcrypto only: on Apple platforms RSA private keys are
+        /// not offered at all (and Security's OAEP-SHA256 has no MGF1-SHA1 variant).
+        ///
+        /// Throws as `decrypt(_:)`.
+        public func decrypt(_ ciphertext: some DataProtocol, mgf1: MaskGenerationHash) throws -> Data {
+            try impl.decrypt(ciphertext, label: Data(), mgf1: mgf1)
+        }
+
         /// Decrypts with an OAEP label, which JOSE never sets; the conformance vectors do.
         func decrypt(_ ciphertext: some DataProtocol, label: some DataProtocol) throws -> Data {
-            try impl.decrypt(ciphertext, label: label)
+            try impl.decrypt(ciphertext, label: label, mgf1: .sha256)
         }
     }
 }

@@ -51,7 +51,13 @@ extension RSA.Encryption {
 
         /// Encrypts with an OAEP label, which JOSE never sets; the conformance vectors do.
         func encrypt(_ message: some DataProtocol, label: some DataProtocol) throws -> Data {
-            try impl.encrypt(message, label: label)
+            try impl.encrypt(message, label: label, mgf1: .sha256)
+        }
+
+        /// Encrypts with another MGF1 hash, as Java's default OAEP-SHA256 does: only for tests of readers of such
+        /// ciphertexts; nothing in this package writes one.
+        func encrypt(_ message: some DataProtocol, mgf1: MaskGenerationHash) throws -> Data {
+            try impl.encrypt(message, label: Data(), mgf1: mgf1)
         }
     }
 }

@@ -36,9 +36,11 @@ struct RSAPublicKeyImpl: Sendable {
             + "\n-----END PUBLIC KEY-----\n"
     }
 
-    /// OAEP-SHA256 with MGF1-SHA256 and an empty label (Security takes no label; JOSE never sets one).
-    func encrypt(_ message: some DataProtocol, label: some DataProtocol) throws -> Data {
+    /// OAEP-SHA256 with MGF1-SHA256 and an empty label (Security takes no label; JOSE never sets one, and its
+    /// `rsaEncryptionOAEPSHA256` has no MGF1-SHA1 variant).
+    func encrypt(_ message: some DataProtocol, label: some DataProtocol, mgf1: RSA.Encryption.MaskGenerationHash) throws -> Data {
         guard label.isEmpty else { throw CryptoError(.unsupportedAlgorithm, "OAEP labels are not offered on this platform") }
+        guard mgf1 == .sha256 else { throw CryptoError(.unsupportedAlgorithm, "OAEP with MGF1-SHA1 is not offered on this platform") }
         return try RSAOAEPBackend.encrypt(Data(message), publicKeyPKCS1: RSAPublicKeyRules.pkcs1(modulus: modulus, exponent: exponent))
     }
 }
@@ -54,7 +56,9 @@ struct RSAPrivateKeyImpl: Sendable {
     var pemRepresentation: String { "" }
     var derRepresentation: Data { Data() }
 
-    func decrypt(_ ciphertext: some DataProtocol, label: some DataProtocol) throws -> Data { throw Self.unavailable }
+    func decrypt(_ ciphertext: some DataProtocol, label: some DataProtocol, mgf1: RSA.Encryption.MaskGenerationHash) throws -> Data {
+        throw Self.unavailable
+    }
 
     private static var unavailable: CryptoError {
         CryptoError(.unsupportedAlgorithm, "RSA private keys are not offered on this platform; use a Secure Enclave or Keychain key")

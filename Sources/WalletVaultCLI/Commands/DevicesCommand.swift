@@ -9,7 +9,8 @@ enum DevicesCommand {
         summary: "List the vault's entries (label, alg, created) and warn when too few ways in remain.",
         details: """
             Syncs first (--offline lists the last synced version). `*` marks this device's entry. The KEK_ID column is
-            what `revoke` takes (a unique prefix is enough).
+            what `revoke` takes (a unique prefix is enough). The vault fingerprint is the same on every device that read
+            the same version: compare it between two devices after a revocation.
             Example: walletvault devices
             """,
         arguments: .init(flags: ["--offline"]),
@@ -33,9 +34,11 @@ enum DevicesCommand {
         }
         let entries: [DeviceEntry]
         let health: KeyHealth
+        let fingerprint: String?
         do {
             entries = try await session.engine.devices()
             health = try await session.engine.keyHealth()
+            fingerprint = try await session.engine.vaultFingerprint()
         } catch {
             throw session.translate(error)
         }
@@ -51,6 +54,7 @@ enum DevicesCommand {
                 + pad(kind(entry), algWidth) + "  " + (entry.created?.description ?? "-"))
         }
         terminal.line("\(health.deviceKeys) device key(s), \(health.recoveryPaths) recovery path(s).")
+        if let fingerprint { terminal.line("Vault fingerprint (the same on every device in the vault): \(fingerprint)") }
         if let warning = health.warning { terminal.line("warning: \(warning)") }
     }
 
