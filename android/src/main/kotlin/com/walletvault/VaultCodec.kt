@@ -257,6 +257,9 @@ class VaultSealer(
         val skipped = ArrayList<SkippedEntry>()
         for (entry in over.entries) {
             val label = entry.label ?: over.envelope.hint ?: ""
+            // Seed entries may share a kek_id (Android's constant "vault-kek"): one key re-wraps once, and the other
+            // devices' entries under the same id are reported, since their keys are not here (FORMAT.md §4.2).
+            if (entries.any { it.kekId == entry.kekId }) { skipped.add(SkippedEntry(entry.kekId, label, "keyNotAvailable")); continue }
             val key = keys.firstOrNull { it.kekId == entry.kekId } ?: PublicKeyRecipient.of(entry)
             if (key == null) { skipped.add(SkippedEntry(entry.kekId, label, "keyNotAvailable")); continue }
             if (!key.canWrapWithoutHolder && !allowingPrompts) { skipped.add(SkippedEntry(entry.kekId, label, "needsHolder")); continue }
@@ -302,7 +305,9 @@ class VaultSealer(
         if (entries.isEmpty()) throw VaultException.NoRecipients("no entry can unwrap the DEK")
         if (entries.map { it.kekId }.toSet().size != entries.size) throw VaultException.NoRecipients("two entries have the same kek_id")
         val tooLong = { text: String? -> text != null && text.codePointCount(0, text.length) > WrappedKey.MAX_LABEL_CHARACTERS }
-        if (entries.any { tooLong(it.label) } || tooLong(hint)) throw VaultException.Malformed("labels and the hint have at most 256 characters")
+        if (entries.any { tooLong(it.label) } || tooLong(hint)) throw VaultException.Malformed("labels and the hint have at most 256 code points")
+        // Nor a set of passphrase entries a reader would refuse to derive for (FORMAT.md §7.3).
+        Argon2Costs.checkOpenBudget(entries.mapNotNull { (it.scheme as? Scheme.A256kwPassphrase)?.costs })
         val counter = maxOf(previous, counters.highest(vaultId)) + 1
         if (counter >= (1L shl 53)) throw VaultException.Malformed("the next counter would exceed 2^53 - 1")
         val members = arrayListOf<Pair<String, JsonValue>>(

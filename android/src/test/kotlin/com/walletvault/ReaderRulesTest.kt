@@ -58,6 +58,11 @@ class ReaderRulesTest {
         Argon2Costs.checkOpenBudget(List(4) { Argon2Costs.DEFAULT })
         TestSupport.expectThrows<VaultException.WorkLimitExceeded> { Argon2Costs.checkOpenBudget(listOf(Argon2Costs(262144, 4, 1))) }
         TestSupport.expectThrows<VaultException.WorkLimitExceeded> { PassphraseKek.create("pw", Argon2Costs(262144, 4, 1)) }
+        // A writer never seals a set of passphrase entries no reader would derive for.
+        val tooMany = List(5) { runSuspending { PassphraseKek.derive("pw", Crypto.randomBytes(16), Argon2Costs.FLOOR) } }
+        TestSupport.expectThrows<VaultException.WorkLimitExceeded> {
+            runSuspending { VaultSealer(InMemoryCounterStore()).create(TestSupport.plaintext, "v", tooMany.map { Recipient(it, "p") }) }
+        }
         // Through the opener's user, the sync engine, it is the blob's fault.
         assertEquals("workLimitExceeded", VaultException.WorkLimitExceeded("x").code)
     }
@@ -153,6 +158,12 @@ class ReaderRulesTest {
         TestSupport.assertBytes(TestSupport.plaintext, runSuspending { VaultOpener(InMemoryCounterStore()).open(seed, "s", listOf(theirs)) }.plaintext)
         val neither = AesGcmKek(Crypto.randomBytes(32), "vault-kek")
         TestSupport.expectThrows<VaultException.UnwrapFailed> { runSuspending { VaultOpener(InMemoryCounterStore()).open(seed, "s", listOf(neither)) } }
+        // The first extended write re-wraps for this device's key once and reports the other vault-kek entry.
+        val opened = runSuspending { VaultOpener(InMemoryCounterStore()).open(seed, "s", listOf(mine)) }
+        val rotated = runSuspending { VaultSealer(InMemoryCounterStore()).seal(opened.plaintext, opened.state, listOf(mine)) }
+        assertEquals(listOf("vault-kek"), rotated.state.entries.map { it.kekId })
+        assertEquals(listOf(SkippedEntry("vault-kek", "", "keyNotAvailable")), rotated.skipped)
+        TestSupport.assertBytes(TestSupport.plaintext, runSuspending { VaultOpener(InMemoryCounterStore()).open(rotated.blob, "s", listOf(mine)) }.plaintext)
         // A new Keystore key's id is unique per device: android- and 16 random bytes.
         val id = KeystoreKek.newKekId()
         assertTrue(Regex("android-[A-Za-z0-9_-]{22}").matches(id), id)
