@@ -68,7 +68,7 @@ class VaultOpener(
             anchors.pin(vaultId, secrets.anchor)
             counters.advance(vaultId, counter!!)
         } else if (counter != null && opened.authenticatedWriter) {
-            // A pre-anchor extended blob (no anchor pinned, or verify refused it): its counter is stored only when
+            // A pre-anchor extended blob (only with no anchor pinned: verify refuses it otherwise): its counter is stored only when
             // its entry authenticates the writer; a forged 2^53 − 1 through a public-key entry stores nothing.
             counters.advance(vaultId, counter)
         }

@@ -261,6 +261,33 @@ class SyncEngineTest {
     }
 
     @Test
+    fun anotherVaultOfThisKeyAndAPreAnchorVersionAreRefusedAndNothingLocalChanges() {
+        val (a, _) = pairedDevices()
+        a.set("passport", "P-2")
+        a.sync()
+        val store = LocalVaultStore(a.directory, a.atRest)
+        val before = Triple(store.syncedBlob()!!.toList(), store.counters.highest(VaultSyncEngine.VAULT_ID), store.anchors.anchor(VaultSyncEngine.VAULT_ID))
+        val document = a.engine.document()
+        val genuine = server.current!!.blob
+        // Attack 2: another vault (another account of the same user) in which this device's key also has an entry.
+        val other = runSuspending { VaultSealer(InMemoryCounterStore()).create(Crypto.utf8("{\"items\":{}}"), "x", listOf(Recipient(a.keys.kek!!, "A"))) }
+        server.replace(other.blob)
+        val wrong = expectSync(SyncException.Code.TAMPERED) { a.sync() }
+        assertEquals("wrongVault", (wrong.cause as VaultException).code)
+        // Attack 4: a pre-anchor version for this device's own entry with a counter far above.
+        server.replace(Forger.withKey(a.keys.kek!!, 1000, null))
+        val downgrade = expectSync(SyncException.Code.ROLLBACK_DETECTED) { a.sync() }
+        assertEquals("downgrade", (downgrade.cause as VaultException).code)
+        val after = Triple(store.syncedBlob()!!.toList(), store.counters.highest(VaultSyncEngine.VAULT_ID), store.anchors.anchor(VaultSyncEngine.VAULT_ID))
+        assertEquals(before, after)
+        assertEquals(document, a.engine.document())
+        server.replace(genuine)
+        val report = a.sync()
+        assertTrue(report is SyncReport.Restored, report.toString())
+        assertEquals("P-2", a.value("passport"))
+    }
+
+    @Test
     fun passphraseRecovery() {
         val a = Device("A")
         runSuspending { a.engine.createVault(listOf(Recipient(PassphraseKek.create("a long passphrase", Argon2Costs.FLOOR), "Passphrase"))) }
