@@ -72,7 +72,7 @@ public struct VaultOpener: Sendable {
         guard opened.state.identity != nil else {
             throw VaultEnvelopeError(.unconfirmedVault, "this version names no vault identity and cannot be confirmed")
         }
-        if accepted.anchor != nil { _ = try Self.anchorToPin(opened, accepted: accepted) }
+        try Self.checkCarriedAnchor(opened, accepted: accepted)
         return opened
     }
 
@@ -91,7 +91,7 @@ public struct VaultOpener: Sendable {
         // The store may have moved while the user typed; check again against what it holds now.
         let accepted = try await acceptedState(opened.state.vaultID)
         try Self.checkBeforeKeys(opened.state.envelope, accepted)
-        if accepted.anchor != nil { _ = try Self.anchorToPin(opened, accepted: accepted) }
+        try Self.checkCarriedAnchor(opened, accepted: accepted)
         try await record(opened, anchor: identity.anchor)
     }
 
@@ -169,6 +169,15 @@ public struct VaultOpener: Sendable {
             throw VaultEnvelopeError(.writerNotMember, "the blob's writer does not hold this vault's secret")
         }
         return identity.anchor
+    }
+
+    /// For a confirmation: a pinned epoch the blob still carries must match (`.writerNotMember`); one it no longer
+    /// carries (more than 16 rotations behind) is what the confirmation code stands in for.
+    private static func checkCarriedAnchor(_ opened: OpenedVault, accepted: Accepted) throws(VaultEnvelopeError) {
+        guard let pinned = accepted.anchor, let carried = opened.state.identity?.anchor(atEpoch: pinned.epoch) else { return }
+        guard carried.fingerprint == pinned.fingerprint else {
+            throw VaultEnvelopeError(.writerNotMember, "the blob's writer does not hold this vault's secret")
+        }
     }
 
     /// Pins the anchor, then raises the counter: a blob with no identity raises it only when its entry proved

@@ -221,6 +221,13 @@ import VaultJSON
             if index == 0 {
                 await #expect { _ = try await opening() } throws: { VaultEnvelopeError.Code.unconfirmedVault.matches($0) }
                 #expect(await store.anchor(for: "v") == anchor)
+                // That member confirms again as a new device would, with the code a member shows.
+                let opener = VaultOpener(counterStore: store)
+                let pending = try await opener.openForConfirmation(latest.blob, vaultID: "v", keys: [key])
+                let raw = key.privateKey.publicKey.rawRepresentation
+                try await opener.confirm(
+                    pending, code: try #require(latest.state.identity).confirmationCode(forDeviceKey: raw), deviceKey: raw)
+                #expect(await store.anchor(for: "v") == anchors.last)
             } else {
                 _ = try await opening()
                 #expect(await store.anchor(for: "v") == anchors.last)

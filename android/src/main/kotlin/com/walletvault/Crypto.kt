@@ -1,8 +1,11 @@
 package com.walletvault
 
 import org.bouncycastle.crypto.InvalidCipherTextException
+import org.bouncycastle.crypto.digests.SHA256Digest
 import org.bouncycastle.crypto.engines.AESEngine
 import org.bouncycastle.crypto.engines.RFC3394WrapEngine
+import org.bouncycastle.crypto.generators.HKDFBytesGenerator
+import org.bouncycastle.crypto.params.HKDFParameters
 import org.bouncycastle.crypto.params.KeyParameter
 import java.math.BigInteger
 import java.security.AlgorithmParameters
@@ -59,20 +62,12 @@ object Crypto {
         return mac.doFinal(message)
     }
 
-    /** HKDF-SHA256 (RFC 5869); an empty salt is HashLen zero bytes. */
+    /** HKDF-SHA256 (RFC 5869) by BouncyCastle; an empty salt is HashLen zero bytes (the RFC's default). */
     fun hkdf(ikm: ByteArray, salt: ByteArray, info: ByteArray, length: Int): ByteArray {
-        val prk = hmac(if (salt.isEmpty()) ByteArray(32) else salt, ikm)
+        val generator = HKDFBytesGenerator(SHA256Digest())
+        generator.init(HKDFParameters(ikm, if (salt.isEmpty()) null else salt, info))
         val out = ByteArray(length)
-        var previous = ByteArray(0)
-        var offset = 0
-        var counter = 1
-        while (offset < length) {
-            previous = hmac(prk, concat(previous, info, byteArrayOf(counter.toByte())))
-            val n = minOf(previous.size, length - offset)
-            System.arraycopy(previous, 0, out, offset, n)
-            offset += n
-            counter++
-        }
+        generator.generateBytes(out, 0, length)
         return out
     }
 
