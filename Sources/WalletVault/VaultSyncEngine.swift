@@ -350,11 +350,14 @@ public actor VaultSyncEngine {
 
     /// The approving half: wraps the DEK for the requesting device and saves, right after a fresh load.
     ///
+    /// A device that is already a member (one that has to confirm the vault again, as after the upgrade to anchored
+    /// blobs, FORMAT.md §11.7) keeps its entry: approving it only saves, and `confirmationCode(for:)` is its code.
     /// - Throws: `SyncError` as `sync` does.
     public func approve(_ request: PairingRequest) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             try await changeRecipients { (state) async throws(SyncError) -> VaultState in
-                try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
+                guard !state.entries.contains(where: { $0.kekID == request.recipient.kekID }) else { return state }
+                return try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
             }
         }
     }

@@ -50,8 +50,21 @@ enum PairCommand {
     static func runRequest(_ context: CommandContext) async throws(CLIError) {
         _ = try context.arguments.requirePositionals(0, "", command: "pair request")
         let session = try context.session()
-        guard !context.home.holdsVault else {
-            throw CLIError(.vaultState, "this device already holds the vault: approve other devices with `walletvault pair approve`")
+        // A member that must confirm the vault again (it has no anchor for it yet) pairs like a new device.
+        if context.home.holdsVault {
+            let mustConfirm: Bool
+            do {
+                _ = try await session.engine.sync()
+                mustConfirm = false
+            } catch where error.code == .confirmationRequired {
+                mustConfirm = true
+            } catch {
+                throw session.translate(error)
+            }
+            guard mustConfirm else {
+                throw CLIError(.vaultState, "this device already holds the vault: approve other devices with `walletvault pair approve`")
+            }
+            context.terminal.note("walletvault: note: this device has to confirm the vault again; pairing it as a new device")
         }
         // Pairing joins an existing vault; on an account without one the request could never be approved.
         guard try await session.loadBlob() != nil else {
