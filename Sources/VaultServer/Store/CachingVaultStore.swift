@@ -2,11 +2,15 @@ import Foundation
 import Synchronization
 import VaultCore
 
-/// Keeps recently saved and loaded blobs in memory in front of a store this process alone writes.
+/// Keeps recently saved blobs in memory in front of a store this process alone writes.
 ///
 /// A wallet loads right after another device saves, and the embedded SQLite store has exactly
 /// one writer (this process), so every save can refresh the cache and no other writer can make
 /// it stale. Never put it in front of a store shared by several server nodes.
+///
+/// Loads are not remembered by default: with many users a loaded blob is rarely loaded again before it is evicted,
+/// and remembering every miss (a 64 KiB entry, and a sort of the entries to evict) cost more than the hits saved, while
+/// a miss costs one read from SQLite whose file the page cache holds (docs/PERFORMANCE.md, issue 19).
 public final class CachingVaultStore: VaultStore {
     private struct Entry {
         let vault: StoredVault
@@ -21,12 +25,15 @@ public final class CachingVaultStore: VaultStore {
 
     private let base: any VaultStore
     private let budgetBytes: Int
+    private let remembersLoads: Bool
     private let state = Mutex(State())
 
-    /// Wraps `base`, keeping at most `budgetBytes` of blob bytes in memory.
-    public init(base: any VaultStore, budgetBytes: Int = 64 * 1024 * 1024) {
+    /// Wraps `base`, keeping at most `budgetBytes` of blob bytes in memory: the blobs saved last and, when
+    /// `remembersLoads`, also those loaded last.
+    public init(base: any VaultStore, budgetBytes: Int = 64 * 1024 * 1024, remembersLoads: Bool = false) {
         self.base = base
         self.budgetBytes = budgetBytes
+        self.remembersLoads = remembersLoads
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
@@ -39,7 +46,7 @@ public final class CachingVaultStore: VaultStore {
         }
         if let hit { return hit }
         let loaded = try base.load(key)
-        if let loaded { remember(loaded, for: key) }
+        if remembersLoads, let loaded { remember(loaded, for: key) }
         return loaded
     }
 
