@@ -90,6 +90,10 @@ LUA
 measure() { # url script seconds -> "rate p99 non2xx socket_errors"
   wrk -t2 -c"$CONNECTIONS" -d"${3}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
 }
+# CPU time (user + system, clock ticks) of processes, and per request: on a shared machine the CPU a request costs
+# moves much less than requests per second do.
+cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo "$total"; }
+cpu_us() { awk -v t="$1" -v r="$2" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", r > 0 ? t * 1e6 / hz / (r * d) : 0 }'; }
 fmt_users() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/ &/;ta'; }  # 20000 -> "20 000"
 
 if [[ " $DATABASES " == *" sqlite "* ]]; then
@@ -119,12 +123,19 @@ NGINX
   for n in $CURVE "$USERS"; do
     [ "$n" -le "$USERS" ] || continue
     started_load=$(load_average)
+    nginx_workers=$(pgrep -P "$nginx_pid" | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    ticks=$(cpu_ticks $nginx_workers)
     read -r nginx_rps nginx_p99 nginx_bad nginx_err < <(measure "$nginx_base/" "$(nginx_lua "$n" random)" "$DURATION")
+    # shellcheck disable=SC2086
+    nginx_cpu=$(cpu_us $(($(cpu_ticks $nginx_workers) - ticks)) "$nginx_rps")
+    ticks=$(cpu_ticks "$server_pid")
     read -r load_rps load_p99 load_bad load_err < <(measure "$base/" "$(server_lua "$n" random)" "$DURATION")
+    load_cpu=$(cpu_us $(($(cpu_ticks "$server_pid") - ticks)) "$load_rps")
     rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$server_pid/status")
     hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$server_pid/status")
-    echo "bench_loads.sh: SQLite $n users: server $load_rps req/s p99 $load_p99 ms (non-2xx $load_bad, socket errors $load_err)," \
-      "nginx $nginx_rps req/s p99 $nginx_p99 ms (non-2xx $nginx_bad, socket errors $nginx_err); server RSS $((rss_kib / 1024)) MiB" \
+    echo "bench_loads.sh: SQLite $n users: server $load_rps req/s p99 $load_p99 ms, $load_cpu µs CPU/req (non-2xx $load_bad, socket errors $load_err)," \
+      "nginx $nginx_rps req/s p99 $nginx_p99 ms, $nginx_cpu µs CPU/req (non-2xx $nginx_bad, socket errors $nginx_err); server RSS $((rss_kib / 1024)) MiB" \
       "(peak $((hwm_kib / 1024)) MiB); load average $started_load before, $(load_average) after" >&2
     awk -v lr="$load_rps" -v lp="$load_p99" -v nr="$nginx_rps" -v np="$nginx_p99" -v c="$CONNECTIONS" -v u="$(fmt_users "$n")" \
         -v lbad="$load_bad" -v rss="$((rss_kib / 1024))" 'BEGIN {
@@ -157,10 +168,12 @@ SQL
   pgbench "$WARMUP" >/dev/null
   measure "$base/" "$(server_lua "$USERS" warm)" "$WARMUP" >/dev/null
   started_load=$(load_average)
+  ticks=$(cpu_ticks "$server_pid")
   read -r pg_rps pg_p99 pg_bad pg_err < <(measure "$base/" "$(server_lua "$USERS" random)" "$DURATION")
+  pg_cpu=$(cpu_us $(($(cpu_ticks "$server_pid") - ticks)) "$pg_rps")
   pgbench_tps=$(pgbench "$DURATION")
   rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$server_pid/status")
-  echo "bench_loads.sh: PostgreSQL $USERS users: server $pg_rps req/s p99 $pg_p99 ms (non-2xx $pg_bad, socket errors $pg_err)," \
+  echo "bench_loads.sh: PostgreSQL $USERS users: server $pg_rps req/s p99 $pg_p99 ms, $pg_cpu µs server CPU/req (non-2xx $pg_bad, socket errors $pg_err)," \
     "pgbench $pgbench_tps tx/s; server RSS $((rss_kib / 1024)) MiB; load average $started_load before, $(load_average) after" >&2
   stop_server
   pg_version=$("$PGBIN/postgres" --version | awk '{print $3}' | cut -d. -f1)
