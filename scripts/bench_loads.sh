@@ -93,7 +93,7 @@ measure() { # url script seconds -> "rate p99 non2xx socket_errors"
 # CPU time (user + system, clock ticks) of processes, and per request: on a shared machine the CPU a request costs
 # moves much less than requests per second do.
 cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo "$total"; }
-cpu_us() { awk -v t="$1" -v r="$2" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", r > 0 ? t * 1e6 / hz / (r * d) : 0 }'; }
+cpu_us() { awk -v t="$1" -v r="$2" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (r > 0 ? t * 1e6 / hz / (r * d) : 0) }'; }
 # Session tokens last ten minutes: mint new ones (from the kept access tokens) once those in hand are five minutes old,
 # so a large data set's saves, or a long curve, never measure expired tokens (401s).
 fresh_tokens() {

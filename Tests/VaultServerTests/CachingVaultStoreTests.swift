@@ -85,6 +85,53 @@ struct CachingVaultStorePolicyTests {
         #expect(counted.loads == (remembersLoads ? 1 : 3))
         #expect(try cached.load(saver.key(1)) == sqlite.load(saver.key(1)))
     }
+
+    /// A loaded blob is kept only while there is room: loads never push out what is held.
+    @Test func aLoadNeverEvicts() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let counted = CountingStore(sqlite)
+        let cached = CachingVaultStore(base: counted, budgetBytes: 400)
+        let body = String(repeating: "s", count: 90)
+        for index in 0..<4 { _ = try cached.save(saver.request(saver.key(UInt8(index)), body, at: Int64(1000 + index))) }
+        _ = try sqlite.save(saver.request(saver.key(9), body, at: 2000))
+        #expect(cached.held.count == 4)
+        for _ in 0..<3 { #expect(try cached.load(saver.key(9))?.body == Data(body.utf8)) }
+        #expect(counted.loads == 3, "360 of 400 bytes held: the fifth blob is not admitted")
+        for index in 0..<4 { #expect(try cached.load(saver.key(UInt8(index)))?.body == Data(body.utf8)) }
+        #expect(counted.loads == 3)
+    }
+
+    /// Eviction is CLOCK: a blob hit since it was admitted survives one pass; the oldest one not hit goes.
+    @Test func aHitBlobGetsASecondChance() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let counted = CountingStore(sqlite)
+        let cached = CachingVaultStore(base: counted, budgetBytes: 400)
+        let body = String(repeating: "c", count: 90)
+        for index in 0..<4 { _ = try cached.save(saver.request(saver.key(UInt8(index)), body, at: Int64(1000 + index))) }
+        _ = try cached.load(saver.key(0))
+        _ = try cached.save(saver.request(saver.key(4), body, at: 2000))
+        #expect(cached.held.count == 4)
+        #expect(cached.held.bytes == 360)
+        for index in [0, 2, 3, 4] { _ = try cached.load(saver.key(UInt8(index))) }
+        #expect(counted.loads == 0, "key 1, the oldest not hit, was evicted; the others are held")
+        _ = try cached.load(saver.key(1))
+        #expect(counted.loads == 1)
+    }
+
+    /// Saves and erasures over and over keep the bookkeeping near the blobs held.
+    @Test func staysWithinItsBudgetUnderChurn() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 1)
+        let cached = CachingVaultStore(base: sqlite, budgetBytes: 2_000)
+        for round in 0..<1_000 {
+            let key = saver.key(UInt8(round % 50))
+            if round % 7 == 0 { try cached.delete(key) } else {
+                _ = try cached.save(saver.request(key, String(repeating: "x", count: 10 + round % 300), at: Int64(1_000 + round)))
+            }
+            _ = try cached.load(saver.key(UInt8((round * 13) % 50)))
+            #expect(cached.held.bytes <= 2_000)
+        }
+        for index in 0..<50 { #expect(try cached.load(saver.key(UInt8(index))) == sqlite.load(saver.key(UInt8(index)))) }
+    }
 }
 
 @Suite("Verified session token cache")
