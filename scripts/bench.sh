@@ -101,6 +101,9 @@ LUA
 measure() { # url script -> "rate p99 non2xx socket_errors"
   wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
 }
+# A warm-up pass of each first (2 s), as scripts/bench_loads.sh does for its many-user rows.
+wrk -t2 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$nginx_port/static.json" >/dev/null
+wrk -t2 -c"$CONNECTIONS" -d2s -s "$work/load.lua" "$base/wallet-backup.ashx?action=load" >/dev/null
 read -r nginx_rps nginx_p99 nginx_bad nginx_err < <(measure "http://127.0.0.1:$nginx_port/static.json" "$work/static.lua")
 read -r load_rps load_p99 load_bad load_err < <(measure "$base/wallet-backup.ashx?action=load" "$work/load.lua")
 read -r mint_rps mint_p99 mint_bad mint_err < <(measure "$base/wallet-session-token.ashx" "$work/mint.lua")

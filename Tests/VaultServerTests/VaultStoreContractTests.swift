@@ -50,6 +50,40 @@ extension StorageSuite {
             try store.checkReachable()
         }
 
+        /// Sizes around SQLite's 16 KiB pages (a body that stays in its row, one that just leaves it, several overflow
+        /// pages, exactly whole pages) load back byte for byte, as the current version and by sync ID.
+        @Test(arguments: StoreFactory.all)
+        func bodiesAroundPageSizesLoadByteForByte(_ factory: StoreFactory) throws {
+            let store = try factory.make(historyVersions: 20)
+            let key = freshKey()
+            var saved: [(UTCTimestamp, Data)] = []
+            for (index, count) in [1, 100, 4_000, 16_383, 16_384, 16_385, 32_768, 65_536, 65_537, 300_001].enumerated() {
+                let body = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ count &+ $0 >> 14) })
+                let syncID = try savedID(store.save(request(key, body, at: Self.start + Int64(index))))
+                #expect(try store.load(key)?.body == body, "\(count) bytes")
+                saved.append((syncID, body))
+            }
+            for (syncID, body) in saved {
+                #expect(try store.load(key, syncID: syncID)?.body == body, "\(body.count) bytes by sync ID")
+            }
+        }
+
+        /// Reads reuse pooled connections and their prepared statements; none may answer from an older snapshot.
+        @Test(arguments: StoreFactory.all)
+        func everyLoadSeesTheSaveBeforeIt(_ factory: StoreFactory) throws {
+            let store = try factory.make()
+            let keys = [freshKey(), freshKey()]
+            for round in 0..<30 {
+                for (index, key) in keys.enumerated() {
+                    let body = Data("round \(round) user \(index) ".utf8) + Data(repeating: UInt8(round), count: 20_000 * (round % 3))
+                    let syncID = try savedID(store.save(request(key, body, at: Self.start + Int64(round) * 10 + Int64(index))))
+                    let loaded = try #require(try store.load(key))
+                    #expect(loaded.syncID == syncID && loaded.body == body, "round \(round) user \(index)")
+                    #expect(try store.load(key, syncID: syncID)?.body == body)
+                }
+            }
+        }
+
         @Test(arguments: StoreFactory.all)
         func preconditions(_ factory: StoreFactory) throws {
             let store = try factory.make()

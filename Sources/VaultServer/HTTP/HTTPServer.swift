@@ -310,17 +310,37 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
-        let native = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                                            .RESPMEM_MUST_COPY)
-        }
-        guard let native else { return .NO }
+        guard let native = nativeResponse(body: response.body) else { return .NO }
         defer { MHD_destroy_response(native) }
         for (name, value) in response.headers {
             _ = MHD_add_response_header(native, name, value)
         }
         if closing { _ = MHD_add_response_header(native, "Connection", "close") }
         return MHD_queue_response(connection, UInt32(response.status), native)
+    }
+
+    /// Bodies from this size up are sent from the `Data`'s own bytes, kept alive until libmicrohttpd is done with them;
+    /// smaller ones are copied, which costs less than the box that keeps them.
+    static let sharedBodyMinimumBytes = 1024
+
+    /// A libmicrohttpd response over `body`. A large body is not copied: libmicrohttpd sends from the bytes of a
+    /// retained copy of the `Data` (immutable, so a mutation of another copy gets storage of its own), released by its
+    /// free callback when the response is destroyed, after the last byte was sent. Such a `Data` is never inline
+    /// (inline storage is at most 14 bytes), so its bytes have an address that outlives `withUnsafeBytes`. A 64 KiB
+    /// load copied the blob here once more on every request (docs/PERFORMANCE.md, issue 19).
+    static func nativeResponse(body: Data) -> OpaquePointer? {
+        guard body.count >= sharedBodyMinimumBytes else {
+            return body.withUnsafeBytes { bytes in
+                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        }
+        let owner = Unmanaged.passRetained(ResponseBodyOwner(body))
+        let native = owner.takeUnretainedValue().body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer_with_free_callback_cls(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), releaseResponseBody, owner.toOpaque())
+        }
+        if native == nil { owner.release() }
+        return native
     }
 
     private static func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
@@ -468,13 +488,32 @@ private final class ConnectionWatch: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         lock.withLock { entries in
             for (key, entry) in entries {
-                guard !entry.cut, let since = entry.waitingSince, now - since > limit,
+                // `since` may be later than `now`: a request that ended after `now` was read set it on another
+                // thread. `now - since` then trapped on the unsigned underflow and took the whole server down (seen
+                // once in about twenty 20 000-user load runs, issue 19).
+                guard !entry.cut, let since = entry.waitingSince, now > since, now - since > limit,
                       let connection = OpaquePointer(bitPattern: key) else { continue }
                 entries[key]?.cut = true
                 _ = wv_mhd_shutdown_connection(connection)
             }
         }
     }
+}
+
+/// Keeps a response body's bytes alive while libmicrohttpd sends them (`HTTPServer.nativeResponse`).
+private final class ResponseBodyOwner {
+    let body: Data
+
+    init(_ body: Data) {
+        self.body = body
+    }
+}
+
+/// libmicrohttpd's free callback for a response over a `ResponseBodyOwner`'s bytes: called once, when the response is
+/// destroyed.
+private let releaseResponseBody: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    Unmanaged<ResponseBodyOwner>.fromOpaque(context).release()
 }
 
 /// A suspended connection, handed to a storage worker to resume.

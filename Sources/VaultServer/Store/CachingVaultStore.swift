@@ -7,39 +7,52 @@ import VaultCore
 /// A wallet loads right after another device saves, and the embedded SQLite store has exactly
 /// one writer (this process), so every save can refresh the cache and no other writer can make
 /// it stale. Never put it in front of a store shared by several server nodes.
+
 public final class CachingVaultStore: VaultStore {
     private struct Entry {
         let vault: StoredVault
-        var lastUse: UInt64
+        /// Set by a hit, cleared when eviction passes over the entry: a second chance (CLOCK).
+        var referenced: Bool
     }
 
     private struct State {
         var entries: [StorageKey: Entry] = [:]
+        /// Keys in the order they were admitted, oldest from `head` on; may hold keys already gone, skipped on eviction.
+        var queue: [StorageKey] = []
+        var head = 0
         var bytes = 0
-        var clock: UInt64 = 0
     }
 
     private let base: any VaultStore
     private let budgetBytes: Int
+    private let remembersLoads: Bool
     private let state = Mutex(State())
 
-    /// Wraps `base`, keeping at most `budgetBytes` of blob bytes in memory.
-    public init(base: any VaultStore, budgetBytes: Int = 64 * 1024 * 1024) {
+    /// Wraps `base`, keeping at most `budgetBytes` of blob bytes in memory: the blobs saved last and, when
+    /// `remembersLoads`, loaded blobs while there is room for them. A load never evicts: when the users' blobs do not
+    /// fit, a loaded blob is rarely loaded again before it would be evicted, and admitting every miss churned 64 KiB
+    /// buffers through the cache and the allocator for a hit rate of the budget over the data (5% at 20 000 users),
+    /// which cost more than it saved (docs/PERFORMANCE.md, issue 19). When they fit, every load after the first hits.
+    ///
+    /// Eviction is CLOCK (second chance): the oldest admitted entry goes first unless a hit marked it since, and each
+    /// eviction costs O(1). The LRU before it sorted every entry by last use, under the lock, once per quarter budget of
+    /// new blobs: at 20 000 users, where almost every load was a miss, that sort and the waits on its lock were a tenth
+    /// of a load (docs/PERFORMANCE.md, issue 19).
+    public init(base: any VaultStore, budgetBytes: Int = 64 * 1024 * 1024, remembersLoads: Bool = true) {
         self.base = base
         self.budgetBytes = budgetBytes
+        self.remembersLoads = remembersLoads
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
         let hit = state.withLock { state -> StoredVault? in
-            state.clock += 1
-            guard var entry = state.entries[key] else { return nil }
-            entry.lastUse = state.clock
-            state.entries[key] = entry
+            guard let entry = state.entries[key] else { return nil }
+            if !entry.referenced { state.entries[key]?.referenced = true }
             return entry.vault
         }
         if let hit { return hit }
         let loaded = try base.load(key)
-        if let loaded { remember(loaded, for: key) }
+        if remembersLoads, let loaded { remember(loaded, for: key, evicting: false) }
         return loaded
     }
 
@@ -82,27 +95,51 @@ public final class CachingVaultStore: VaultStore {
         try base.checkReachable()
     }
 
+    /// Blobs held, and their bytes (tests).
+    var held: (count: Int, bytes: Int) {
+        state.withLock { ($0.entries.count, $0.bytes) }
+    }
+
     private func forget(_ key: StorageKey) {
         state.withLock { state in
             if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.vault.body.count }
         }
     }
 
-    private func remember(_ vault: StoredVault, for key: StorageKey) {
+    /// Keeps `vault` for `key`; a loaded blob (`evicting` false) only if it fits without evicting anything.
+    private func remember(_ vault: StoredVault, for key: StorageKey, evicting: Bool = true) {
         // Too large to keep: drop any older copy, which is now stale.
         guard vault.body.count <= budgetBytes / 4 else { return forget(key) }
         state.withLock { state in
-            state.clock += 1
-            if let old = state.entries.updateValue(Entry(vault: vault, lastUse: state.clock), forKey: key) {
+            if !evicting, state.entries[key] == nil, state.bytes + vault.body.count > budgetBytes { return }
+            if let old = state.entries.updateValue(Entry(vault: vault, referenced: false), forKey: key) {
                 state.bytes -= old.vault.body.count
+                state.entries[key]?.referenced = old.referenced
+            } else {
+                state.queue.append(key)
             }
             state.bytes += vault.body.count
-            guard state.bytes > budgetBytes else { return }
-            // Evict least recently used down to 3/4 of the budget, so eviction runs rarely.
-            for (victim, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-                guard state.bytes > budgetBytes * 3 / 4 else { break }
-                state.entries[victim] = nil
-                state.bytes -= entry.vault.body.count
+            while state.bytes > budgetBytes, state.head < state.queue.count {
+                let victim = state.queue[state.head]
+                state.head += 1
+                guard let entry = state.entries[victim] else { continue }  // forgotten since it was queued
+                if entry.referenced {
+                    state.entries[victim]?.referenced = false
+                    state.queue.append(victim)
+                } else {
+                    state.entries[victim] = nil
+                    state.bytes -= entry.vault.body.count
+                }
+            }
+            // Keys forgotten and admitted again leave stale copies behind: keep the queue near the live entries.
+            if state.head > 1024, state.head * 2 > state.queue.count {
+                state.queue.removeFirst(state.head)
+                state.head = 0
+            }
+            if state.queue.count > 2 * state.entries.count + 1024 {
+                var seen = Set<StorageKey>()
+                state.queue = state.queue[state.head...].filter { state.entries[$0] != nil && seen.insert($0).inserted }
+                state.head = 0
             }
         }
     }

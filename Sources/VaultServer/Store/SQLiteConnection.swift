@@ -63,6 +63,29 @@ final class SQLiteConnection: @unchecked Sendable {
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
+    /// The whole value of a BLOB column in one row, read by SQLite's incremental blob I/O straight into the buffer
+    /// the returned `Data` owns.
+    ///
+    /// `sqlite3_column_blob` assembles a value that spans overflow pages in a buffer of the statement's, which had to
+    /// be copied out again; this reads the overflow pages into the final buffer. The row must exist: call it while a
+    /// statement on this connection stands on the row (`SQLiteStatement.first`), which holds the snapshot it was
+    /// found in.
+    func readBlob(table: String, column: String, rowid: Int64) throws(StoreError) -> Data {
+        var blob: OpaquePointer?
+        try check(sqlite3_blob_open(handle, "main", table, column, rowid, 0, &blob))
+        defer { sqlite3_blob_close(blob) }
+        let count = Int(sqlite3_blob_bytes(blob))
+        guard count > 0 else { return Data() }
+        guard let buffer = malloc(count) else { throw StoreError(.unavailable, "out of memory reading a \(count)-byte blob") }
+        let code = sqlite3_blob_read(blob, buffer, Int32(count), 0)
+        guard code == SQLITE_OK else {
+            free(buffer)
+            try check(code)
+            throw StoreError(.corrupt, "SQLite \(code) reading a blob")
+        }
+        return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
+    }
+
     /// How a checkpoint treats readers, the writer and the log file (SQLite's checkpoint modes).
     enum CheckpointMode {
         /// Copies what it can without waiting for readers or the writer.
@@ -134,8 +157,20 @@ final class SQLiteStatement: @unchecked Sendable {
 
     /// Binds parameters in order and steps through every row, returning what `row` makes of each.
     func query<T>(_ parameters: [Value], row: (SQLiteStatement) -> T) throws(StoreError) -> [T] {
+        // Reset again when done, not only before the next use: a statement left at its last row would keep its read
+        // transaction (so an old snapshot) and its last row's buffers until then.
+        defer { sqlite3_reset(handle) }
         try connection.check(sqlite3_reset(handle))
         try connection.check(sqlite3_clear_bindings(handle))
+        try bind(parameters)
+        var rows: [T] = []
+        while try connection.check(sqlite3_step(handle)) == SQLITE_ROW {
+            rows.append(row(self))
+        }
+        return rows
+    }
+
+    private func bind(_ parameters: [Value]) throws(StoreError) {
         for (offset, value) in parameters.enumerated() {
             let index = Int32(offset + 1)
             switch value {
@@ -148,11 +183,19 @@ final class SQLiteStatement: @unchecked Sendable {
             case .null: try connection.check(sqlite3_bind_null(handle, index))
             }
         }
-        var rows: [T] = []
-        while try connection.check(sqlite3_step(handle)) == SQLITE_ROW {
-            rows.append(row(self))
-        }
-        return rows
+    }
+
+    /// Binds parameters, steps to the first row and returns what `row` makes of it, or nil when there is none.
+    ///
+    /// `row` runs while the statement still stands on that row, so the connection's read transaction is open: what
+    /// it reads besides (`SQLiteConnection.readBlob`) comes from the same snapshot.
+    func first<T>(_ parameters: [Value], row: (SQLiteStatement) throws(StoreError) -> T) throws(StoreError) -> T? {
+        defer { sqlite3_reset(handle) }
+        try connection.check(sqlite3_reset(handle))
+        try connection.check(sqlite3_clear_bindings(handle))
+        try bind(parameters)
+        guard try connection.check(sqlite3_step(handle)) == SQLITE_ROW else { return nil }
+        return try row(self)
     }
 
     /// Binds parameters and runs a statement that returns no rows.
@@ -170,13 +213,6 @@ final class SQLiteStatement: @unchecked Sendable {
     func text(_ index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, index) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self)
-    }
-
-    /// The bytes in column `index`.
-    func blob(_ index: Int32) -> Data {
-        let count = Int(sqlite3_column_bytes(handle, index))
-        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
-        return Data(bytes: pointer, count: count)
     }
 }
 

@@ -52,7 +52,7 @@ public final class SQLiteVaultStore: VaultStore {
     private let writer: SQLiteWriter
     private let groupCommit: SQLiteGroupCommit
     private let checkpointer: SQLiteCheckpointer
-    private let readers = Mutex<[SQLiteConnection]>([])
+    private let readers = Mutex<[SQLiteReader]>([])
 
     /// Opens or creates the database at `path`, brings its schema up to date, and keeps the newest
     /// `historyVersions` (at least 1) versions per user.
@@ -79,15 +79,27 @@ public final class SQLiteVaultStore: VaultStore {
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        try read("""
-            SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = ?
+        try loadVersion("""
+            SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ?
             ORDER BY sync_ms DESC LIMIT 1
-            """, [.blob(key.bytes)], row: Self.storedVault).first
+            """, [.blob(key.bytes)])
     }
 
     public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
-        try read("SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = ? AND sync_ms = ?",
-                 [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)], row: Self.storedVault).first
+        try loadVersion("SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? AND sync_ms = ?",
+                        [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)])
+    }
+
+    /// Finds a version's row with `sql` (rowid, sync_ms, updated_utc, hint) and reads its body with incremental blob
+    /// I/O from the same snapshot: one copy of the bytes, from the file into the buffer the answer is sent from.
+    private func loadVersion(_ sql: String, _ parameters: [SQLiteStatement.Value]) throws(StoreError) -> StoredVault? {
+        try withReader { reader throws(StoreError) in
+            try reader.statement(sql).first(parameters) { row throws(StoreError) in
+                StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(1)), updatedUtc: row.text(2) ?? "",
+                            hint: row.text(3),
+                            body: try reader.connection.readBlob(table: "vault_versions", column: "body", rowid: row.integer(0)))
+            }
+        }
     }
 
     public func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] {
@@ -156,17 +168,17 @@ public final class SQLiteVaultStore: VaultStore {
         _ = try read("SELECT count(*) FROM sqlite_master", []) { $0.integer(0) }
     }
 
-    private static func storedVault(_ row: SQLiteStatement) -> StoredVault {
-        StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
-                    hint: row.text(2), body: row.blob(3))
+    /// Runs one query on a pooled reader connection, with the statement that connection prepared for it before.
+    private func read<T>(_ sql: String, _ parameters: [SQLiteStatement.Value], row: (SQLiteStatement) -> T) throws(StoreError) -> [T] {
+        try withReader { reader throws(StoreError) in try reader.statement(sql).query(parameters, row: row) }
     }
 
-    /// Runs one query on a pooled reader connection.
-    private func read<T>(_ sql: String, _ parameters: [SQLiteStatement.Value], row: (SQLiteStatement) -> T) throws(StoreError) -> [T] {
-        let connection: SQLiteConnection
-        if let pooled = readers.withLock({ $0.popLast() }) { connection = pooled } else { connection = try Self.open(path) }
-        defer { readers.withLock { $0.append(connection) } }
-        return try connection.prepare(sql).query(parameters, row: row)
+    /// Lends `body` a pooled reader connection (opening one when none is free) and takes it back after.
+    private func withReader<T>(_ body: (SQLiteReader) throws(StoreError) -> T) throws(StoreError) -> T {
+        let reader: SQLiteReader
+        if let pooled = readers.withLock({ $0.popLast() }) { reader = pooled } else { reader = SQLiteReader(try Self.open(path)) }
+        defer { readers.withLock { $0.append(reader) } }
+        return try body(reader)
     }
 
     private static func open(_ path: String) throws(StoreError) -> SQLiteConnection {
@@ -189,6 +201,25 @@ public final class SQLiteVaultStore: VaultStore {
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
         }
+    }
+}
+
+/// A read connection and the statements it has prepared, by their SQL: a load compiled its query anew every time
+/// (SQLite's parser and code generator were 3% of a load's CPU at 20 000 users, docs/PERFORMANCE.md).
+private final class SQLiteReader: @unchecked Sendable {
+    // @unchecked: popped from the pool by one thread at a time, like the connection it owns.
+    let connection: SQLiteConnection
+    private var statements: [String: SQLiteStatement] = [:]
+
+    init(_ connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        if let prepared = statements[sql] { return prepared }
+        let prepared = try connection.prepare(sql)
+        statements[sql] = prepared
+        return prepared
     }
 }
 

@@ -6,12 +6,14 @@ import VaultCore
 /// The stores the contract tests run against; each `make` returns a store on fresh or shared storage.
 enum StoreFactory: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite
-    /// SQLite behind the in-memory blob cache, as the server runs it.
+    /// SQLite behind the in-memory blob cache, as the server runs it (saved blobs, and loaded ones while there is room).
     case cachedSQLite
+    /// SQLite behind the blob cache remembering saved blobs only.
+    case cachedSQLiteSavesOnly
     case postgres
 
-    /// SQLite (bare and cached) always; PostgreSQL when a cluster is provided or CI requires it.
-    static let all: [StoreFactory] = TestPostgres.enabled ? [.sqlite, .cachedSQLite, .postgres] : [.sqlite, .cachedSQLite]
+    /// SQLite (bare and cached both ways) always; PostgreSQL when a cluster is provided or CI requires it.
+    static let all: [StoreFactory] = [.sqlite, .cachedSQLite, .cachedSQLiteSavesOnly] + (TestPostgres.enabled ? [.postgres] : [])
 
     var testDescription: String { rawValue }
 
@@ -23,6 +25,9 @@ enum StoreFactory: String, CaseIterable, CustomTestStringConvertible, Sendable {
             return try SQLiteVaultStore(path: path, historyVersions: historyVersions)
         case .cachedSQLite:
             return CachingVaultStore(base: try StoreFactory.sqlite.make(historyVersions: historyVersions), budgetBytes: 4096)
+        case .cachedSQLiteSavesOnly:
+            return CachingVaultStore(base: try StoreFactory.sqlite.make(historyVersions: historyVersions), budgetBytes: 4096,
+                                     remembersLoads: false)
         case .postgres:
             return try PostgresVaultStore(url: try TestPostgres.requireURL(), poolSize: 16, historyVersions: historyVersions)
         }
