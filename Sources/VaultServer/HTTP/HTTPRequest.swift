@@ -26,6 +26,18 @@ public struct HTTPRequest: Sendable {
         self.remoteAddress = remoteAddress
     }
 
+    /// Creates a request whose header names are lower-cased already, repeats joined (as `HTTPServer` collects
+    /// them), without lower-casing and re-hashing them a second time.
+    init(method: String, path: String, query: [String: String], lowercasedHeaders: [String: String], body: Data,
+         remoteAddress: String?) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = lowercasedHeaders
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
     /// The value of a header field, by case-insensitive name.
     public func header(_ name: String) -> String? {
         headers[name.lowercased()]

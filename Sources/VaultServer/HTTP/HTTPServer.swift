@@ -220,7 +220,7 @@ public final class HTTPServer: @unchecked Sendable {
         if upload.refused { return refuse(upload, on: connection) }
         let request = HTTPRequest(
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
-            headers: Self.values(connection, .HEADER_KIND), body: upload.body,
+            lowercasedHeaders: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
         guard let storageWorkers, responder.waitsOnStorage(request) else {
             return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
