@@ -268,8 +268,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// The bytes of a complete HTTP/1.1 answer that closes its connection, with the fields libmicrohttpd would add
-    /// (`Date`, `Content-Length`, `Connection: close`) and its reason phrase. Only for answers the server makes itself:
-    /// a header value holding CR or LF is left out rather than written.
+    /// (`Date`, `Content-Length`, `Connection: close`) and its reason phrase, not a second time if the answer names
+    /// them. Only for answers the server makes itself: a field holding CR or LF is left out rather than written.
     static func wireBytes(of response: HTTPResponse, now: time_t = time(nil)) -> Data {
         var moment = tm()
         var when = now
@@ -279,7 +279,9 @@ public final class HTTPServer: @unchecked Sendable {
         let date = String(decoding: dateBuffer.prefix(dateLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
         var head = "HTTP/1.1 \(response.status) \(reason)\r\nDate: \(date)\r\n"
-        for (name, value) in response.headers where !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) {
+        let added: Set<String> = ["date", "content-length", "connection"]
+        for (name, value) in response.headers
+        where !added.contains(name.lowercased()) && !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) {
             head += "\(name): \(value)\r\n"
         }
         head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
