@@ -57,6 +57,11 @@ extension RSA.Signing {
             case .pkcs1v1_5: pkcs1Verifiers
             case .pss: pssVerifiers
             }
+            // JOSE hands `Data`: verified through the pool's specialization for it, not the generic path, whose
+            // witness-table calls and metadata lookups showed in the D1 profile.
+            if let signature = signature as? Data, let data = data as? Data {
+                return verifiers.verifySHA256(signature, for: data, with: impl.key)
+            }
             return verifiers.verifySHA256(signature, for: data, with: impl.key)
         }
     }
