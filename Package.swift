@@ -76,7 +76,7 @@ let package = Package(
         ),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
-        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto", "VaultJSON"]),
+        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultCore", "VaultServer"]),
         .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 

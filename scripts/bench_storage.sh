@@ -8,12 +8,17 @@
 # Usage: scripts/bench_storage.sh  (after `swift build -c release`; starts a throwaway cluster unless
 #        WALLETVAULT_TEST_POSTGRES_URL names one, as under scripts/with-postgres.sh)
 # Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), USERS (default 256),
-#      WV_SERVER_BINARY (default .build/release/walletvault-server; another build for paired comparisons).
+#      WV_SERVER_BINARY (default .build/release/walletvault-server; another build for paired comparisons),
+#      DB_POOL (PostgreSQL connections the server gets, default CONNECTIONS: the pgbench anchor's -c, so both sides
+#      write through as many database connections; the server's own default, database_pool_size, is 8;
+#      DB_POOL=default passes no flag, for builds before --database-pool-size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${WALLETVAULT_TEST_POSTGRES_URL:-}" ]; then exec scripts/with-postgres.sh "$0" "$@"; fi
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-64}
+DB_POOL=${DB_POOL:-$CONNECTIONS}
+pool_args=(--database-pool-size "$DB_POOL"); [ "$DB_POOL" = default ] && pool_args=()
 USERS=${USERS:-256}
 BIN=${WV_SERVER_BINARY:-.build/release/walletvault-server}
 PGBIN=${WALLETVAULT_TEST_PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)}
@@ -43,7 +48,7 @@ PY
 # Starts the release server in dev mode on `database`, mints one session token per user, writes save.lua.
 start_server() { # database
   local port; port=$(free_port)
-  "$BIN" --dev --quiet --listen "127.0.0.1:$port" --data-dir "$work/dev" --database "$1" \
+  "$BIN" --dev --quiet --listen "127.0.0.1:$port" --data-dir "$work/dev" --database "$1" "${pool_args[@]}" \
     --saves-per-hour 1000000000 >"$work/server.out" 2>"$work/server.err" &
   server_pid=$!
   for _ in $(seq 100); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
@@ -110,7 +115,7 @@ PY
 echo "bench_storage.sh: non-2xx: PostgreSQL $pg_bad, SQLite $sqlite_bad; socket errors: PostgreSQL $pg_err, SQLite $sqlite_err" >&2
 pg_version=$("$PGBIN/postgres" --version | awk '{print $3}' | cut -d. -f1)
 awk -v pr="$pg_rps" -v pa="$pgbench_rps" -v sr="$sqlite_rps" -v sa="$sqlite_anchor_rps" -v c="$CONNECTIONS" -v u="$USERS" \
-    -v pv="$pg_version" -v pbad="$pg_bad" -v sbad="$sqlite_bad" 'BEGIN {
-  printf "| save 64 KiB (D2), PostgreSQL %s, %d connections, %d users | %.0f req/s%s | `pgbench -c%d` INSERT of the same 64 KiB row, same cluster | %.0f tx/s | %.2f× | ≥ 1.0× (%s) |\n", pv, c, u, pr, (pbad > 0 ? sprintf(", %d non-2xx", pbad) : ""), c, pa, pr / pa, (pr / pa >= 1.0 ? "met" : "not met")
+    -v pv="$pg_version" -v dp="$([ "$DB_POOL" = default ] && echo 8 || echo "$DB_POOL")" -v pbad="$pg_bad" -v sbad="$sqlite_bad" 'BEGIN {
+  printf "| save 64 KiB (D2), PostgreSQL %s, %d connections, %d users, database pool %d | %.0f req/s%s | `pgbench -c%d` INSERT of the same 64 KiB row, same cluster | %.0f tx/s | %.2f× | ≥ 1.0× (%s) |\n", pv, c, u, dp, pr, (pbad > 0 ? sprintf(", %d non-2xx", pbad) : ""), c, pa, pr / pa, (pr / pa >= 1.0 ? "met" : "not met")
   printf "| save 64 KiB (D2), SQLite, %d connections, %d users | %.0f req/s%s | Python `sqlite3` INSERT of the same 64 KiB row, WAL, `synchronous=FULL` | %.0f rows/s | %.2f× | ≥ 1.0× (%s) |\n", c, u, sr, (sbad > 0 ? sprintf(", %d non-2xx", sbad) : ""), sa, sr / sa, (sr / sa >= 1.0 ? "met" : "not met")
 }'

@@ -116,3 +116,18 @@ int wv_mhd_shutdown_connection(struct MHD_Connection *connection) {
     if (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) return -1;
     return shutdown(info->connect_fd, SHUT_RDWR);
 }
+
+int wv_mhd_send_before_body_end(struct MHD_Connection *connection, const void *bytes, size_t length) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) return -1;
+    size_t sent = 0;
+    while (sent < length) {
+        ssize_t written = send(info->connect_fd, (const char *)bytes + sent, length - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return -1;
+        sent += (size_t)written;
+    }
+    // The answer is complete: the client reads it, then the end of the stream, while the rest of its body is drained.
+    shutdown(info->connect_fd, SHUT_WR);
+    return 0;
+}

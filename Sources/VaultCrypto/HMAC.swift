@@ -25,7 +25,8 @@ extension HMAC where H == SHA256 {
     public mutating func update(data: some DataProtocol) {
         LibCrypto.mustSucceed {
             if !isKnownUniquelyReferenced(&context) { context = try context.copy() }
-            try context.update(data)
+            // `Data` (what callers hand) through the specialization for it, not the generic path.
+            if let data = data as? Data { try context.update(data) } else { try context.update(data) }
         }
     }
 

@@ -17,11 +17,14 @@ public struct JSONWebKey: Sendable {
     public let material: Material
     /// The algorithms this key may verify: its `alg` if stated, else every algorithm of its type.
     public let algorithms: Set<JWSAlgorithm>
+    /// A shared secret, keyed once for every token this key checks.
+    private let keyedMAC: KeyedHMAC?
 
     /// Creates a key from material; `algorithm` narrows it to one algorithm.
     public init(keyID: String?, material: Material, algorithm: JWSAlgorithm? = nil) {
         self.keyID = keyID
         self.material = material
+        if case .hmac(let secret) = material { keyedMAC = KeyedHMAC(key: secret) } else { keyedMAC = nil }
         let natural: Set<JWSAlgorithm> = switch material {
         case .rsa: [.rs256, .ps256]
         case .p256: [.es256]
@@ -106,7 +109,8 @@ public struct JSONWebKey: Sendable {
                     key.isValidSignature($0, for: signingInput)
                 } == true
         case (.hmac(let key), .hs256):
-            HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
+            keyedMAC?.isValid(signature, for: signingInput)
+                ?? HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
         default: false
         }
     }

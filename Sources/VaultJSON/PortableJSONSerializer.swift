@@ -16,6 +16,8 @@ public enum PortableJSONSerializer {
     /// The compact UTF-8 JSON text of `value`. Non-finite numbers, which JSON cannot hold, are written as `null`.
     public static func data(of value: JSONValue) -> Data {
         var output: [UInt8] = []
+        // Most texts written are small objects (token claims and headers, answers): one allocation, not several.
+        output.reserveCapacity(256)
         write(value, into: &output)
         return Data(output)
     }
@@ -64,6 +66,19 @@ public enum PortableJSONSerializer {
         _ members: [(key: String, value: JSONValue)]
     ) -> [(key: String, value: JSONValue)] {
         guard members.count > 1 else { return members }
+        if members.count < membersBeforeHashing {
+            // Usually every name differs: then the members are kept as given, with no copy.
+            var repeats = false
+            outer: for later in 1..<members.count {
+                let name = members[later].key
+                // Equal bytes are equal strings, so `==` (fast on small and ASCII strings) can only rule pairs out.
+                for earlier in 0..<later where members[earlier].key == name && members[earlier].key.utf8.elementsEqual(name.utf8) {
+                    repeats = true
+                    break outer
+                }
+            }
+            guard repeats else { return members }
+        }
         var kept: [(key: String, value: JSONValue)] = []
         kept.reserveCapacity(members.count)
         if members.count < membersBeforeHashing {

@@ -1,7 +1,10 @@
 import Foundation
+import VaultCore
 import VaultCrypto
 import VaultEnvelope
+import VaultJOSE
 @_spi(Engines) import VaultJSON
+import VaultServer
 
 /// Measures the envelope's hot paths for `scripts/bench_crypto.sh`, which sets them beside OpenSSL and argon2(1).
 ///
@@ -9,6 +12,9 @@ import VaultEnvelope
 ///     walletvault-bench open BYTES SECONDS     open alone, for profiling it (`perf record -g`)
 ///     walletvault-bench argon2 KIB T P RUNS    Argon2id of "password" with salt "saltsaltsaltsalt", median time
 ///     walletvault-bench sha256 COUNT           SHA-256 of a 400-byte token: through `Data`, and on the stack
+///     walletvault-bench mint COUNT             the D1 exchange without HTTP: verify an RS256 access token (one
+///                                              of 256 users, as scripts/bench.sh sends them) and mint a session
+///                                              token, COUNT times; CPU seconds per exchange
 ///     walletvault-bench json BYTES SECONDS     parse of a BYTES-byte vault's blob: PortableJSONParser beside
 ///                                              JSONParser's yajl engine and its default (simdjson) engine; and
 ///                                              of 5,000 small objects, portable beside yajl
@@ -140,6 +146,36 @@ func argon2(memoryKiB: Int, iterations: Int, parallelism: Int, runs: Int) throws
     print("argon2_hash \(output)")
 }
 
+/// The D1 exchange as `SessionTokenEndpoint` runs it, without HTTP: `OIDCTokenVerifier.verify`, then
+/// `SessionTokenService.mint`, for `count` tokens of 256 users.
+func mint(count: Int) throws {
+    let issuer = "urn:walletvault:bench-oidc"
+    let signing = try RSA.Signing.PrivateKey(keySize: 2048)
+    let signer = JWSSigner(keyID: "bench-rs256", key: .rsa(signing, .rs256))
+    let keys = JSONWebKeySet(keys: [JSONWebKey(keyID: signer.keyID, material: .rsa(signing.publicKey), algorithm: .rs256)])
+    let verifier = OIDCTokenVerifier(issuers: [.init(rules: JWTClaimsRules(issuer: issuer, audiences: ["bench"]), keys: JWKSSource(keys: keys))])
+    let sessions = try SessionTokenService(
+        issuer: "urn:walletvault:bench", keys: [.init(keyID: "s1", secret: Data(repeating: 7, count: 32))], oidcIssuers: [issuer])
+    let now = UTCTimestamp(millisecondsSinceEpoch: Int64(Date().timeIntervalSince1970 * 1000))
+    let issuedAt = now.millisecondsSinceEpoch / 1000
+    let tokens = try (0..<256).map { user in
+        try signer.sign(payload: JSONSerializer.data(of: .object([
+            ("aud", .string("bench")), ("azp", .string("bench-wallet")), ("client_id", .string("bench-wallet")),
+            ("exp", .integer(issuedAt + 3600)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
+            ("jti", .string(Base64URL.encode(SecureRandom.bytes(count: 16)))), ("scope", .string("openid")),
+            ("sub", .string("mint-\(user)")),
+        ])), type: "at+jwt")
+    }
+    var sink = 0
+    for token in tokens { sink &+= try sessions.mint(for: try verifier.verify(token, now: now), now: now).utf8.count }
+    let start = cpuSeconds()
+    for index in 0..<count {
+        sink &+= try sessions.mint(for: try verifier.verify(tokens[index % tokens.count], now: now), now: now).utf8.count
+    }
+    print("mint_seconds_per_call \((cpuSeconds() - start) / Double(count))")
+    if sink == 42 { print("") }
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 switch (arguments.first, arguments.dropFirst().compactMap(Double.init)) {
 case ("vault"?, let numbers) where numbers.count == 2:
@@ -148,11 +184,13 @@ case ("open"?, let numbers) where numbers.count == 2:
     try await open(bytes: Int(numbers[0]), seconds: numbers[1])
 case ("json"?, let numbers) where numbers.count == 2:
     try await json(bytes: Int(numbers[0]), seconds: numbers[1])
+case ("mint"?, let numbers) where numbers.count == 1:
+    try mint(count: Int(numbers[0]))
 case ("sha256"?, let numbers) where numbers.count == 1:
     sha256(count: Int(numbers[0]))
 case ("argon2"?, let numbers) where numbers.count == 4:
     try argon2(memoryKiB: Int(numbers[0]), iterations: Int(numbers[1]), parallelism: Int(numbers[2]), runs: Int(numbers[3]))
 default:
-    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | json BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | json BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT | mint COUNT\n".utf8))
     exit(2)
 }

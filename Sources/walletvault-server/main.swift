@@ -7,6 +7,7 @@ let usage = """
            walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data] [--saves-per-hour N]
     options: --threads N  HTTP worker threads (default 4, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
+    options: --database-pool-size N  PostgreSQL connections (default 8, or the config's \"database_pool_size\")
     options: --quiet  no per-request log lines
     """
 
@@ -43,6 +44,10 @@ let threads = option("--threads").map { text -> Int in
     return number
 }
 let database = option("--database")
+let databasePoolSize = option("--database-pool-size").map { text -> Int in
+    guard let number = Int(text), (1...1024).contains(number) else { fail("--database-pool-size needs a number from 1 to 1024") }
+    return number
+}
 let savesPerHour = option("--saves-per-hour").map { text -> Int in
     guard let number = Int(text), number > 0 else { fail("--saves-per-hour needs a positive number") }
     return number
@@ -58,6 +63,7 @@ do {
         if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
         if let threads { configuration.threads = threads }
         if let database { configuration.database = database }
+        if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
         running = try ServerBootstrap.start(configuration, devOIDC: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }
@@ -65,6 +71,7 @@ do {
         if let listen { configuration.listen = listen }
         if let threads { configuration.threads = threads }
         if let database { configuration.database = database }
+        if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
         try configuration.check()
         running = try ServerBootstrap.start(configuration, logRequests: !quiet)
     }

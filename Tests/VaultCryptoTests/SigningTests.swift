@@ -195,4 +195,42 @@ enum SharedKeys {
         }
         #expect(results.count == 16 && results.allSatisfy { $0 })
     }
+
+    /// One public key verifies on prepared contexts it keeps and reuses (PreparedVerifierPool): good and bad
+    /// signatures of both paddings, interleaved on many tasks, must each get the answer a fresh context gives, and a
+    /// failed verification must leave nothing behind that changes the next one.
+    @Test func oneRSAPublicKeyReusesItsContextsAcrossGoodAndBadSignatures() async throws {
+        let privateKey = SharedKeys.rsa
+        let publicKey = try RSA.Signing.PublicKey(derRepresentation: privateKey.publicKey.derRepresentation)
+        let messages = (0..<4).map { Data("eyJhbGciOiJSUzI1NiJ9.message-\($0)".utf8) }
+        let pkcs1 = try messages.map { try privateKey.signature(for: $0, padding: .pkcs1v1_5) }
+        let pss = try messages.map { try privateKey.signature(for: $0, padding: .pss) }
+        let wrong = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var mistakes = 0
+                    for round in 0..<24 {
+                        let index = (task + round) % messages.count
+                        let message = messages[index]
+                        var tampered = pkcs1[index]
+                        tampered[(round * 7) % tampered.count] ^= 0x10
+                        let checks: [(Bool, Bool)] = [
+                            (publicKey.isValidSignature(pkcs1[index], for: message, padding: .pkcs1v1_5), true),
+                            (publicKey.isValidSignature(tampered, for: message, padding: .pkcs1v1_5), false),
+                            (publicKey.isValidSignature(pss[index], for: message, padding: .pss), true),
+                            (publicKey.isValidSignature(pkcs1[index], for: message, padding: .pss), false),
+                            (publicKey.isValidSignature(pss[index], for: message + [0], padding: .pss), false),
+                            (publicKey.isValidSignature(Data(), for: message, padding: .pkcs1v1_5), false),
+                            (publicKey.isValidSignature(pkcs1[index], for: messages[(index + 1) % messages.count], padding: .pkcs1v1_5), false),
+                            (publicKey.isValidSignature(pkcs1[index], for: message, padding: .pkcs1v1_5), true),
+                        ]
+                        mistakes += checks.filter { $0.0 != $0.1 }.count
+                    }
+                    return mistakes
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(wrong == 0)
+    }
 }

@@ -28,8 +28,9 @@ private final class Counter: Sendable {
 @Suite("Heap trimming, with glibc")
 struct GlibcHeapTrimTests {
     /// The soak's finding in miniature: free blocks pinned between live ones stay resident until trimmed.
-    @Test func returnsPinnedFreePagesToTheSystem() {
-        let (before, after) = runOnOwnThread {
+    @Test func returnsPinnedFreePagesToTheSystem() async throws {
+        // On a thread of its own, so that its allocations come from that thread's malloc arena.
+        let (before, after) = try await onOwnThread {
             // One thread's arena: 64 MiB of 4 KiB blocks, every 16th kept, the rest freed.
             let blocks = (0..<16_384).map { _ in malloc(4096)! }
             for block in blocks { memset(block, 0xA5, 4096) }
@@ -53,15 +54,4 @@ private func residentBytes() -> Int {
     return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
 }
 
-/// Runs `body` on a thread of its own, so that its allocations come from that thread's malloc arena.
-private func runOnOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-    let done = DispatchSemaphore(value: 0)
-    let result = Mutex<Result?>(nil)
-    Thread {
-        result.withLock { $0 = body() }
-        done.signal()
-    }.start()
-    done.wait()
-    return result.withLock { $0! }
-}
 #endif

@@ -38,6 +38,12 @@ void wv_mhd_header_facts_of(struct MHD_Connection *connection, wv_mhd_header_fac
 /// libmicrohttpd reports the connection closed). Returns 0, or -1 when the descriptor is unknown.
 int wv_mhd_shutdown_connection(struct MHD_Connection *connection);
 
+/// Writes a complete answer straight to the connection's socket and shuts its sending side, while libmicrohttpd is
+/// still reading the request's body (libmicrohttpd 0.9.75, like 1.0, queues answers only before a body or after it).
+/// Plain HTTP only, called on the connection's own thread from the access handler, where libmicrohttpd writes
+/// nothing. Returns 0 when every byte was taken by the kernel, -1 otherwise (then the connection must be cut).
+int wv_mhd_send_before_body_end(struct MHD_Connection *connection, const void *bytes, size_t length);
+
 /// Starts an epoll daemon with a thread pool; returns NULL (and sets errno) on failure.
 /// `connection_notify` (may be NULL) is told when connections open and close.
 struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *options,

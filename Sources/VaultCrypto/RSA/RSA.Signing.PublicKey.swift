@@ -8,6 +8,9 @@ extension RSA.Signing {
     /// A class so that the JOSE layer can share one key between threads without copying.
     public final class PublicKey: Sendable {
         let impl: RSAPublicKeyImpl
+        /// Verification contexts prepared once per padding and reused (PreparedVerifierPool).
+        private let pkcs1Verifiers = PreparedVerifierPool(padding: .pkcs1v1_5)
+        private let pssVerifiers = PreparedVerifierPool(padding: .pss)
 
         init(impl: RSAPublicKeyImpl) {
             self.impl = impl
@@ -50,8 +53,16 @@ extension RSA.Signing {
         ///
         /// Never throws: a wrong, malformed or wrongly padded signature is `false`.
         public func isValidSignature(_ signature: some DataProtocol, for data: some DataProtocol, padding: Padding) -> Bool {
-            guard let context = try? DigestContext() else { return false }
-            return context.verifySHA256(signature, for: data, with: impl.key, configure: padding.configure)
+            let verifiers = switch padding {
+            case .pkcs1v1_5: pkcs1Verifiers
+            case .pss: pssVerifiers
+            }
+            // JOSE hands `Data`: verified through the pool's specialization for it, not the generic path, whose
+            // witness-table calls and metadata lookups showed in the D1 profile.
+            if let signature = signature as? Data, let data = data as? Data {
+                return verifiers.verifySHA256(signature, for: data, with: impl.key)
+            }
+            return verifiers.verifySHA256(signature, for: data, with: impl.key)
         }
     }
 }

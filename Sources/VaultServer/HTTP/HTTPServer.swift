@@ -148,9 +148,9 @@ public final class HTTPServer: @unchecked Sendable {
     ///
     /// Clients that do not wait for `100 Continue` write the whole body before reading; closing
     /// at once would hand them a broken pipe instead of the answer (the "lingering close" nginx does).
-    /// libmicrohttpd 0.9 can queue an answer only before the body or after it, so a chunked body that passes
-    /// the cap is read to its end and answered then: 4 MiB lets a client that sends even 4× the default cap
-    /// read its 413 (the minimum body rate still bounds how long that takes).
+    /// A chunked body that passes the cap is answered at once on plain HTTP (`answerBeforeBodyEnd`) and then
+    /// drained; under TLS libmicrohttpd 0.9 can queue the answer only at the body's end. Either way 4 MiB past the
+    /// cap is read at most (the minimum body rate still bounds how long that takes), then the connection is cut.
     static let drainAllowance = 4 * 1024 * 1024
 
     /// Called once the request line is read, before libmicrohttpd percent-decodes the target in place: the
@@ -198,9 +198,11 @@ public final class HTTPServer: @unchecked Sendable {
                 return .NO
             }
             if upload.received > upload.limit && !upload.refused {
-                // A chunked or lying body grew past the cap: stop keeping it.
+                // A chunked body grew past the cap (one with a Content-Length cannot): stop keeping it, and on plain
+                // HTTP answer now rather than at the body's end, so a client still sending reads why at once.
                 upload.refused = true
                 upload.body = Data()
+                if options.tls == nil, !answerBeforeBodyEnd(upload, on: connection) { return .NO }
             }
             if upload.refused {
                 // Past the drain allowance the body is still arriving, and libmicrohttpd cannot answer
@@ -216,11 +218,13 @@ public final class HTTPServer: @unchecked Sendable {
             // Called again after the resume: the answer is ready.
             return Self.queue(response, on: connection, closing: draining.load(ordering: .acquiring))
         }
+        // The answer went out while the body arrived: libmicrohttpd has none to send, so the connection just ends.
+        if upload.answeredEarly { return .NO }
         if upload.answered { return .YES }
         if upload.refused { return refuse(upload, on: connection) }
         let request = HTTPRequest(
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
-            headers: Self.values(connection, .HEADER_KIND), body: upload.body,
+            lowercasedHeaders: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
         guard let storageWorkers, responder.waitsOnStorage(request) else {
             return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
@@ -244,6 +248,44 @@ public final class HTTPServer: @unchecked Sendable {
         upload.answered = true
         let response = responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit)
         return Self.queue(response, on: connection, closing: true)
+    }
+
+    /// Sends the 413 for a body past its cap while the body is still arriving, then drains what follows.
+    ///
+    /// libmicrohttpd 0.9.75 (and 1.0) accepts `MHD_queue_response` only before a body is read or once all of it is
+    /// (`MHD_CONNECTION_HEADERS_PROCESSED` or `MHD_CONNECTION_FULL_REQ_RECEIVED`); mid-body it returns `MHD_NO`, and
+    /// suspending the connection does not change its state. So the answer is written to the socket here, on the
+    /// connection's own thread, where libmicrohttpd is reading and writes nothing, and the socket's sending side is
+    /// shut so the client reads the answer and then the end of the stream. libmicrohttpd still frames and drains the
+    /// rest of the body (up to `drainAllowance`) and the connection is closed at its end. Plain HTTP only: under TLS
+    /// the bytes would have to go through libmicrohttpd's GnuTLS session, and the 413 comes at the body's end.
+    /// Returns false when the socket did not take the whole answer; the caller then cuts the connection.
+    private func answerBeforeBodyEnd(_ upload: UploadState, on connection: OpaquePointer) -> Bool {
+        upload.answered = true
+        upload.answeredEarly = true
+        let bytes = Self.wireBytes(of: responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit))
+        return bytes.withUnsafeBytes { wv_mhd_send_before_body_end(connection, $0.baseAddress, $0.count) } == 0
+    }
+
+    /// The bytes of a complete HTTP/1.1 answer that closes its connection, with the fields libmicrohttpd would add
+    /// (`Date`, `Content-Length`, `Connection: close`) and its reason phrase, not a second time if the answer names
+    /// them. Only for answers the server makes itself: a field holding CR or LF is left out rather than written.
+    static func wireBytes(of response: HTTPResponse, now: time_t = time(nil)) -> Data {
+        var moment = tm()
+        var when = now
+        gmtime_r(&when, &moment)
+        var dateBuffer = [CChar](repeating: 0, count: 64)
+        let dateLength = strftime(&dateBuffer, dateBuffer.count, "%a, %d %b %Y %H:%M:%S GMT", &moment)
+        let date = String(decoding: dateBuffer.prefix(dateLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\nDate: \(date)\r\n"
+        let added: Set<String> = ["date", "content-length", "connection"]
+        for (name, value) in response.headers
+        where !added.contains(name.lowercased()) && !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) {
+            head += "\(name): \(value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
+        return Data(head.utf8) + response.body
     }
 
     fileprivate func completed(connection: OpaquePointer?, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
@@ -399,6 +441,8 @@ private final class UploadState: @unchecked Sendable {
     var refused = false
     /// An answer is queued or being made; later upload calls only discard.
     var answered = false
+    /// The answer was written while the body still arrived (`answerBeforeBodyEnd`); the connection ends with the body.
+    var answeredEarly = false
     /// The answer made by a storage worker, handed back when the connection resumes.
     let offloadedResponse = Mutex<HTTPResponse?>(nil)
 

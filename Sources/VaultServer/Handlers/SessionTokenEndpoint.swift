@@ -23,10 +23,10 @@ struct SessionTokenEndpoint: Sendable {
         let aud = SessionTokenService.audience
         let issuedTokenType = SessionTokenEndpoint.jwtTokenType
 
-        /// The body, members sorted by name as `HTTPResponse.json` wrote them, through jansson: JSONEncoder was a
-        /// tenth of a mint's CPU.
+        /// The body, members sorted by name as `HTTPResponse.json` wrote them, by the Swift writer that writes what
+        /// jansson writes (JSONEncoder was a tenth of a mint's CPU, jansson then a tenth of what was left).
         var json: Data {
-            JSONSerializer.data(of: .object([
+            PortableJSONSerializer.data(of: .object([
                 ("access_token", .string(accessToken)), ("aud", .string(aud)), ("expires_in", .integer(Int64(expiresIn))),
                 ("issued_token_type", .string(issuedTokenType)), ("token_type", .string(tokenType)),
             ]))
