@@ -59,7 +59,7 @@ struct BenchVault {
         let store = InMemoryCounterStore()
         // A 1 MiB vault is about 1.4 MB once base64url-encoded, above the server's default limit; measure it anyway.
         sealer = VaultSealer(counterStore: store, hint: "bench", maxBlobBytes: 4 * bytes + 65_536)
-        opener = VaultOpener(counterStore: store)
+        opener = VaultOpener(counterStore: store, maxBlobBytes: 4 * bytes + 65_536)
         key = AESGCMKEK(key: SymmetricKey(size: .bits256))
         created = try await sealer.create(self.plaintext, vaultID: "bench", recipients: [.init(key, label: "bench")])
     }
