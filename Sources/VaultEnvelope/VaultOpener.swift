@@ -117,11 +117,8 @@ public struct VaultOpener: Sendable {
             }
             return opened
         }
-        guard let ours = current.anchor(atEpoch: identity.epoch) else {
+        guard try Self.carries(current, theSecretOf: identity.anchor) else {
             throw VaultEnvelopeError(.unconfirmedVault, "that version's secret epoch \(identity.epoch) is not one this vault carries")
-        }
-        guard identity.anchor.fingerprint == ours.fingerprint else {
-            throw VaultEnvelopeError(.writerNotMember, "that version's writer does not hold this vault's secret")
         }
         return opened
     }
@@ -161,12 +158,9 @@ public struct VaultOpener: Sendable {
             }
             return identity.anchor
         }
-        guard let carried = identity.anchor(atEpoch: pinned.epoch) else {
+        guard try carries(identity, theSecretOf: pinned) else {
             throw VaultEnvelopeError(
                 .unconfirmedVault, "the blob no longer carries the secret of epoch \(pinned.epoch): confirm with a member device")
-        }
-        guard carried.fingerprint == pinned.fingerprint else {
-            throw VaultEnvelopeError(.writerNotMember, "the blob's writer does not hold this vault's secret")
         }
         return identity.anchor
     }
@@ -174,10 +168,19 @@ public struct VaultOpener: Sendable {
     /// For a confirmation: a pinned epoch the blob still carries must match (`.writerNotMember`); one it no longer
     /// carries (more than 16 rotations behind) is what the confirmation code stands in for.
     private static func checkCarriedAnchor(_ opened: OpenedVault, accepted: Accepted) throws(VaultEnvelopeError) {
-        guard let pinned = accepted.anchor, let carried = opened.state.identity?.anchor(atEpoch: pinned.epoch) else { return }
-        guard carried.fingerprint == pinned.fingerprint else {
+        guard let pinned = accepted.anchor, let identity = opened.state.identity else { return }
+        _ = try carries(identity, theSecretOf: pinned)
+    }
+
+    /// Whether `identity` still carries the secret of `anchor`'s epoch; false when that epoch is no longer carried.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.writerNotMember` when it carries another secret for that epoch.
+    private static func carries(_ identity: VaultIdentity, theSecretOf anchor: VaultAnchor) throws(VaultEnvelopeError) -> Bool {
+        guard let carried = identity.anchor(atEpoch: anchor.epoch) else { return false }
+        guard carried.fingerprint == anchor.fingerprint else {
             throw VaultEnvelopeError(.writerNotMember, "the blob's writer does not hold this vault's secret")
         }
+        return true
     }
 
     /// Pins the anchor, then raises the counter: a blob with no identity raises it only when its entry proved
