@@ -7,7 +7,6 @@ import VaultCore
 /// A wallet loads right after another device saves, and the embedded SQLite store has exactly
 /// one writer (this process), so every save can refresh the cache and no other writer can make
 /// it stale. Never put it in front of a store shared by several server nodes.
-
 public final class CachingVaultStore: VaultStore {
     private struct Entry {
         let vault: StoredVault
