@@ -31,7 +31,7 @@ run: build
 
 # Suites that time a live server's deadlines run on their own, one test at a time: in the parallel run, tests that
 # block on sockets hold the two cooperative threads and a deadline test's own sleeps are late by tens of seconds.
-TIMED_SUITES = SlowClientAndDrainTests|HTTPServerSuspendTests|OperationsTests
+TIMED_SUITES = SlowClientAndDrainTests|HTTPServerSuspendTests|OperationsTests|PostgresOutageTests
 
 test: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)

@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Layers point down only: executables → VaultServer / WalletVault → VaultCrypto, VaultJSON → VaultCore.
+/// Layers point down only (LayeringTests checks it): executables → VaultDevIssuer → VaultServer → VaultHTTP, VaultStorage;
+/// WalletVault, VaultServer → VaultEnvelope, VaultJOSE → VaultCrypto, VaultJSON → VaultWire → VaultCore.
 /// Debian's C libraries exist on Linux only; on Apple platforms the SDK uses CryptoKit and Foundation instead.
 let linux = TargetDependencyCondition.when(platforms: [.linux])
 
@@ -65,37 +66,62 @@ let package = Package(
             ]),
         .target(name: "VaultJOSE", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
         .target(name: "VaultEnvelope", dependencies: ["VaultCore", "VaultJSON", "VaultCrypto"]),
+        // The HTTP transport: libmicrohttpd behind `HTTPResponder`, knowing nothing of WalletVault.
+        .target(
+            name: "VaultHTTP",
+            dependencies: [.target(name: "CMicroHTTPD", condition: linux), .target(name: "CVaultShims", condition: linux)]),
+        // Where blobs live: the `VaultStore` protocol, SQLite, PostgreSQL and the cache in front of SQLite.
+        .target(
+            name: "VaultStorage",
+            dependencies: ["VaultCore", "VaultWire", .target(name: "CSQLite", condition: linux), .target(name: "CLibPQ", condition: linux)]),
+        // The application: endpoints, authentication, configuration, metrics and logs.
         .target(
             name: "VaultServer",
             // The server runs on Linux only; its C libraries are Linux dependencies like every other Debian library.
             dependencies: [
-                "VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultJOSE", .target(name: "CSQLite", condition: linux),
-                .target(name: "CLibPQ", condition: linux), .target(name: "CMicroHTTPD", condition: linux),
+                "VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultJOSE", "VaultHTTP", "VaultStorage",
                 .target(name: "CVaultShims", condition: linux),
             ]
         ),
+        // The development OIDC issuer, linked only by the executable for `--dev`.
+        .target(name: "VaultDevIssuer", dependencies: ["VaultServer", "VaultHTTP", "VaultJOSE", "VaultCrypto", "VaultCore"]),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
-        .executableTarget(name: "walletvault-server", dependencies: ["VaultServer"]),
+        .executableTarget(name: "walletvault-server", dependencies: ["VaultServer", "VaultDevIssuer"]),
         .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultCore", "VaultServer"]),
         .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 
+        // What the tests of several targets share: a live server process, the in-process service, the test issuer,
+        // scratch files, the PostgreSQL switch. Only test targets depend on it.
+        .target(
+            name: "VaultTestSupport",
+            dependencies: ["VaultServer", "VaultStorage", "VaultHTTP", "WalletVault", "VaultCore", "VaultCrypto", "VaultJOSE"],
+            path: "Tests/VaultTestSupport"),
+
         .testTarget(name: "VaultWireTests", dependencies: ["VaultWire", "VaultCore"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"]),
+        .testTarget(name: "VaultJSONTests", dependencies: ["VaultJSON", "VaultCore"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", .target(name: "CVaultCryptoShims", condition: linux)], resources: [.copy("Fixtures")]),
         .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "WalletVaultTests", dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto"]),
         .testTarget(
             name: "VaultEnvelopeTests",
             dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON"],
             resources: [.copy("Vectors")]
         ),
-        .testTarget(name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
+        .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
+        .testTarget(name: "VaultStorageTests", dependencies: ["VaultStorage", "VaultCore", "VaultWire", "VaultTestSupport"]),
         .testTarget(
             name: "VaultServerTests",
-            dependencies: ["VaultServer", "VaultCore", "VaultWire", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultEnvelope", "WalletVault"]
+            dependencies: ["VaultServer", "VaultHTTP", "VaultStorage", "VaultCore", "VaultWire", "VaultCrypto", "VaultJSON", "VaultJOSE",
+                           "VaultTestSupport"]
         ),
+        .testTarget(
+            name: "WalletVaultTests",
+            dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto", "VaultJSON", "VaultTestSupport"]),
+        .testTarget(name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
+        // The layering rule: no module imports one above it (read from the sources).
+        .testTarget(name: "LayeringTests"),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

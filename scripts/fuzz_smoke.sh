@@ -36,7 +36,7 @@ seed() {  # target -> fills Fuzz/corpus/<target>/seeds from the repository's tes
   rm -rf "$dir" && mkdir -p "$dir"
   case $target in
     FuzzShape|FuzzPortableJSON)
-      cp Tests/VaultCoreTests/Fixtures/JSONTestSuite/test_parsing/*.json "$dir/"
+      cp Tests/VaultJSONTests/Fixtures/JSONTestSuite/test_parsing/*.json "$dir/"
       for f in Tests/VaultEnvelopeTests/Vectors/format/*.blob.json; do cp "$f" "$dir/vector-$(basename "$f")"; done
       vectors_with_cipher_last "$dir" ;;
     FuzzEnvelope)

@@ -36,7 +36,7 @@ SAVE = "/wallet-backup.ashx?action=save"
 LOAD = "/wallet-backup.ashx?action=load"
 MINT = "/wallet-session-token.ashx"
 LIMIT = 65536
-JSON_SUITE = os.path.join(wvlive.ROOT, "Tests", "VaultCoreTests", "Fixtures", "JSONTestSuite", "test_parsing")
+JSON_SUITE = os.path.join(wvlive.ROOT, "Tests", "VaultJSONTests", "Fixtures", "JSONTestSuite", "test_parsing")
 
 
 @dataclass

@@ -1,8 +1,11 @@
 import Foundation
 import VaultCore
 import VaultCrypto
+import VaultHTTP
+import VaultJOSE
+import VaultStorage
 
-/// Builds a running server from a configuration file or from `--dev` defaults.
+/// Builds the application from a configuration, and serves it over HTTP.
 public enum ServerBootstrap {
     /// A started server and what it listens on.
     public struct Running: Sendable {
@@ -36,14 +39,27 @@ public enum ServerBootstrap {
         }
     }
 
-    /// Starts a server from a checked configuration, optionally with the development issuer.
+    /// The application a configuration describes, answering requests through `respond(to:)` with no socket:
+    /// what `start` serves, and what in-process tests call.
+    public struct Application: Sendable {
+        /// The API.
+        public let service: WalletVaultService
+        /// The store, to close at shutdown.
+        public let store: any VaultStore
+        /// Counters `/metrics` reports; the transport reports connections to it.
+        public let metrics: ServerMetrics
+        /// Raised first at shutdown, so `/readyz` answers 503 while requests in flight finish.
+        public let drain: DrainSignal
+    }
+
+    /// Builds the application from a checked configuration, optionally with an issuer served in process.
     ///
-    /// - Throws: `ServerStartupError` for unreadable files, bad keys, an unusable database or a busy port.
-    public static func start(_ configuration: ServerConfiguration, devOIDC: DevOIDCProvider? = nil,
-                             clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
+    /// - Throws: `ServerStartupError` for unreadable files, bad keys or an unusable database.
+    public static func assemble(_ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
+                                clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError)
+        -> Application
+    {
         let logger = RequestLogger(enabled: logRequests)
-        // Before the store is opened: a wrong certificate or key should stop startup having touched nothing.
-        let tlsCredentials = try configuration.tls.map { files throws(ServerStartupError) in try TLSCredentials.load(files) }
         let store = try openStore(configuration)
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
@@ -60,10 +76,9 @@ public enum ServerBootstrap {
                                       allowedAuthorizedParties: entry.allowedAZP.map(Set.init)),
                 keys: keys))
         }
-        if let devOIDC {
-            issuers.append(devOIDC.trustedIssuer)
-            logger.message("DEVELOPMENT MODE: the built-in /dev-oidc/ issuer signs a token for anyone. Never expose this server.",
-                           level: "warning")
+        if let mountedIssuer {
+            issuers.append(mountedIssuer.trustedIssuer)
+            logger.message(mountedIssuer.startupWarning, level: "warning")
         }
         guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
             throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
@@ -76,7 +91,19 @@ public enum ServerBootstrap {
                                               keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile),
                                               oidcIssuers: Set(issuers.map(\.rules.issuer))),
             storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
-            devOIDC: devOIDC, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies, drain: drain)
+            mountedIssuer: mountedIssuer, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies,
+            drain: drain)
+        return Application(service: service, store: store, metrics: metrics, drain: drain)
+    }
+
+    /// Starts a server from a checked configuration, optionally with an issuer served in process.
+    ///
+    /// - Throws: `ServerStartupError` for unreadable files, bad keys, an unusable database or a busy port.
+    public static func start(_ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
+                             clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
+        // Before the store is opened: a wrong certificate or key should stop startup having touched nothing.
+        let tlsCredentials = try configuration.tls.map { files throws(ServerStartupError) in try TLSCredentials.load(files) }
+        let application = try assemble(configuration, mountedIssuer: mountedIssuer, clock: clock, logRequests: logRequests)
         let address = try configuration.listenAddress()
         var options = HTTPServer.Options()
         options.host = address.host
@@ -92,10 +119,19 @@ public enum ServerBootstrap {
             options.tls = (tlsCredentials.certificateChain, tlsCredentials.privateKey)
             options.tlsProfile = tls.profile
         }
-        let server = HTTPServer(options: options, responder: service, metrics: metrics)
-        let port = try server.start()
+        let metrics = application.metrics
+        let server = HTTPServer(options: options, responder: application.service,
+                                connectionObserver: { opened in metrics.connectionChanged(opened: opened) })
+        let port: UInt16
+        do {
+            port = try server.start()
+        } catch {
+            application.store.close()
+            throw ServerStartupError(error.reason)
+        }
         return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
-                       tls: options.tls != nil, store: store, heapTrimmer: HeapTrimmer(intervalSeconds: 60), drain: drain)
+                       tls: options.tls != nil, store: application.store, heapTrimmer: HeapTrimmer(intervalSeconds: 60),
+                       drain: application.drain)
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.
@@ -116,42 +152,5 @@ public enum ServerBootstrap {
             throw ServerStartupError("config key database: \(error.reason)")
         }
         throw ServerStartupError("config key database: expected sqlite:PATH or postgresql://...")
-    }
-
-    /// The `--dev` configuration: loopback, SQLite and secrets under `dataDirectory`, generated once (mode 0600).
-    ///
-    /// - Throws: `ServerStartupError` when the directory or a secret cannot be written or read.
-    public static func development(dataDirectory: String, listen: String, clock: any ServerClock = SystemClock())
-        throws(ServerStartupError) -> (ServerConfiguration, DevOIDCProvider)
-    {
-        let files = FileManager.default
-        do {
-            try files.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw ServerStartupError("cannot create data directory \(dataDirectory)")
-        }
-        func secret(_ name: String, make: () throws -> Data) throws(ServerStartupError) -> String {
-            let path = URL(fileURLWithPath: dataDirectory).appendingPathComponent(name).path
-            if !files.fileExists(atPath: path) {
-                guard let contents = try? make(), files.createFile(atPath: path, contents: contents, attributes: [.posixPermissions: 0o600])
-                else { throw ServerStartupError("cannot write \(path)") }
-            }
-            return path
-        }
-        let sessionKeys = try secret("session-keys.json") {
-            Data("[{\"kid\":\"dev-1\",\"secret\":\"\(Base64URL.encode(SecureRandom.bytes(count: 32)))\"}]".utf8)
-        }
-        let pepper = try secret("storage-key-pepper") { SecureRandom.bytes(count: 32) }
-        let devKeyPath = try secret("dev-oidc-rs256.pem") { Data(try RSA.Signing.PrivateKey(keySize: 2048).pemRepresentation.utf8) }
-        guard let pem = try? String(contentsOfFile: devKeyPath, encoding: .utf8),
-            let devKey = try? RSA.Signing.PrivateKey(pemRepresentation: pem)
-        else { throw ServerStartupError("cannot read the development signing key \(devKeyPath)") }
-        let database = "sqlite:" + URL(fileURLWithPath: dataDirectory).appendingPathComponent("vault.sqlite").path
-        let configuration = ServerConfiguration(listen: listen, database: database, issuers: [], sessionKeysFile: sessionKeys,
-                                                storageKeyPepperFile: pepper, sessionIssuer: "walletvault-dev")
-        guard (try? configuration.listenAddress())?.host.hasPrefix("127.") == true else {
-            throw ServerStartupError("--dev listens on loopback only (127.0.0.0/8)")
-        }
-        return (configuration, DevOIDCProvider(signingKey: devKey, clock: clock))
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import VaultCore
+import VaultHTTP
+import VaultStorage
 import VaultWire
 
 /// The API: routes each request to its endpoint, turns errors into answers, and logs one line.
@@ -10,23 +12,26 @@ public struct WalletVaultService: HTTPResponder {
     private let store: any VaultStore
     private let sessionTokens: SessionTokenEndpoint
     private let backup: BackupEndpoint
-    private let devOIDC: DevOIDCProvider?
+    private let mountedIssuer: (any MountedIssuer)?
     private let maxBlobBytes: Int
     private let logger: RequestLogger
     private let metrics: ServerMetrics
     private let clientAddresses: ClientAddressResolver
     private let clock: any ServerClock
     private let drain: DrainSignal
+    /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
+    private let knownRoutes: Set<String>
 
     /// Assembles the service from its parts.
     public init(store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
-                limits: ServerConfiguration.Limits, clock: any ServerClock, devOIDC: DevOIDCProvider?, logger: RequestLogger,
+                limits: ServerConfiguration.Limits, clock: any ServerClock, mountedIssuer: (any MountedIssuer)?, logger: RequestLogger,
                 metrics: ServerMetrics, trustedProxies: [String] = [], drain: DrainSignal = DrainSignal()) {
         self.store = store
         sessionTokens = SessionTokenEndpoint(oidc: oidc, sessions: sessions, clock: clock)
         backup = BackupEndpoint(store: store, sessions: sessions, storageKeys: storageKeys,
                                 rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock)
-        self.devOIDC = devOIDC
+        self.mountedIssuer = mountedIssuer
+        knownRoutes = Self.apiRoutes.union(mountedIssuer?.knownPaths ?? [])
         self.maxBlobBytes = limits.maxBlobBytes
         self.logger = logger
         self.metrics = metrics
@@ -103,23 +108,18 @@ public struct WalletVaultService: HTTPResponder {
         case WirePath.metrics:
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed(allow: ["GET", "HEAD"]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Data(metrics.render().utf8))
-        case let path where path.hasPrefix("/dev-oidc/"):
-            guard let devOIDC else { throw APIError.unknownPath }
-            return try devOIDC.handle(request)
         default:
+            if let mountedIssuer, request.path.hasPrefix(mountedIssuer.pathPrefix) { return try mountedIssuer.handle(request) }
             throw APIError.unknownPath
         }
     }
 
-    /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
-    private static let knownRoutes: Set<String> = [
-        WirePath.sessionToken, WirePath.backup, WirePath.health, WirePath.ready, WirePath.metrics, "/dev-oidc/token", "/dev-oidc/jwks",
-        "/dev-oidc/.well-known/openid-configuration",
-    ]
+    /// The API's own routes.
+    private static let apiRoutes: Set<String> = [WirePath.sessionToken, WirePath.backup, WirePath.health, WirePath.ready, WirePath.metrics]
 
     private func record(_ request: HTTPRequest, response: HTTPResponse, bytesIn: Int, notes: RequestNotes, started: DispatchTime) {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000_000
-        let route = Self.knownRoutes.contains(request.path) ? request.path : "(unknown)"
+        let route = knownRoutes.contains(request.path) ? request.path : "(unknown)"
         metrics.record(route: route, status: response.status, seconds: seconds, requestBytes: bytesIn,
                        responseBytes: response.body.count, storeFailed: notes.storeFailed)
         guard logger.enabled else { return }

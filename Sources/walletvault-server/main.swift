@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import VaultDevIssuer
 import VaultServer
 
 let usage = """
@@ -58,13 +59,13 @@ let running: ServerBootstrap.Running
 do {
     if dev {
         guard configPath == nil else { fail("--dev and --config exclude each other") }
-        var (configuration, provider) = try ServerBootstrap.development(
+        var (configuration, provider) = try DevelopmentServer.configuration(
             dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
         if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
         if let threads { configuration.threads = threads }
         if let database { configuration.database = database }
         if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
-        running = try ServerBootstrap.start(configuration, devOIDC: provider, logRequests: !quiet)
+        running = try ServerBootstrap.start(configuration, mountedIssuer: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }
         var configuration = try ServerConfiguration.load(path: configPath)

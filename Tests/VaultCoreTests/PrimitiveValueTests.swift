@@ -91,38 +91,3 @@ import VaultCore
         }
     }
 }
-
-@Suite struct SyncIDTests {
-    @Test func strictlyIncreasesWithinOneMillisecondAndAcrossClockSteps() {
-        let now = UTCTimestamp(millisecondsSinceEpoch: 1000)
-        let first = SyncID.next(after: nil, now: now)
-        let second = SyncID.next(after: first, now: now)
-        let third = SyncID.next(after: second, now: UTCTimestamp(millisecondsSinceEpoch: 10))
-        #expect(first < second && second < third)
-        #expect(SyncID.next(after: third, now: UTCTimestamp(millisecondsSinceEpoch: 5000)).millisecondsSinceEpoch == 5000)
-    }
-}
-
-@Suite struct SlidingWindowRateLimitTests {
-    let policy = SlidingWindowRateLimit(limit: 3, windowSeconds: 3600)
-
-    @Test func allowsUpToTheLimitThenTellsWhenToRetry() {
-        let start: Int64 = 1_000_000
-        var accepted: [Int64] = []
-        for step in 0..<3 {
-            let now = UTCTimestamp(millisecondsSinceEpoch: start + Int64(step) * 1000)
-            #expect(policy.decide(acceptedSaves: accepted, now: now) == .allowed(remaining: 2 - step))
-            accepted.append(now.millisecondsSinceEpoch)
-        }
-        let now = UTCTimestamp(millisecondsSinceEpoch: start + 10_000)
-        #expect(policy.decide(acceptedSaves: accepted, now: now) == .limited(retryAfterSeconds: 3590))
-        // The window slides: once the oldest save is an hour old, one slot frees.
-        let later = UTCTimestamp(millisecondsSinceEpoch: start + 3_600_000 + 1)
-        #expect(policy.decide(acceptedSaves: accepted, now: later) == .allowed(remaining: 0))
-    }
-
-    @Test func headers() {
-        #expect(policy.policyHeader == "\"saves\";q=3;w=3600")
-        #expect(policy.stateHeader(for: .limited(retryAfterSeconds: 7)) == "\"saves\";r=0;t=7")
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultTestSupport
 
 @Suite("D2 save and D3 load, live server")
 struct BackupEndpointTests {

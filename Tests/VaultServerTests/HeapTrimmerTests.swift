@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import VaultTestSupport
 @testable import VaultServer
 
 @Suite("Heap trimming")

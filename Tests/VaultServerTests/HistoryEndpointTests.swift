@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultTestSupport
 
 @Suite("Version history, load by sync_id, erasure and readiness, live server")
 struct HistoryEndpointTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VaultTestSupport
 
 @Suite("JSONTestSuite bodies against a live server")
 struct JSONCorpusLiveTests {
@@ -10,7 +11,7 @@ struct JSONCorpusLiveTests {
         #expect(try await server.save(good, token: token).status == 200)
         // The corpus lives once in the repository, with the VaultCore tests' fixtures.
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("VaultCoreTests/Fixtures/JSONTestSuite/test_parsing")
+            .appendingPathComponent("VaultJSONTests/Fixtures/JSONTestSuite/test_parsing")
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
         #expect(files.count == 318)
         for file in files {

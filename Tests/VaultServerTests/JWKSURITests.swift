@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultTestSupport
 
 /// A `--dev` server whose `/dev-oidc/` issuer plays the remote IdP: its JWKS URL, its tokens, and its
 /// metrics counting how often the JWKS was fetched.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultTestSupport
 
 @Suite("Operations: health, metrics, shutdown, connection caps, TLS, proxies")
 struct OperationsTests {

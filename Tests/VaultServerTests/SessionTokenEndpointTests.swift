@@ -4,6 +4,7 @@ import VaultCore
 import VaultCrypto
 import VaultJOSE
 import VaultJSON
+import VaultTestSupport
 
 @Suite("D1 session token exchange, live server")
 struct SessionTokenEndpointTests {

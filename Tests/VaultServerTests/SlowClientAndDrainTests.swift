@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultTestSupport
 
 /// Issue 17 §4 and §6: slow clients are cut off at their deadlines while honest slow ones are served, and SIGTERM
 /// lets a save whose headers arrived finish while the node stops taking new work.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+import VaultHTTP
 import VaultServer
+import VaultTestSupport
 
 /// HTTPS served by walletvault-server itself (issue 20): RSA and ECDSA chains, the two profiles, and refused pairs.
 /// scripts/tls_scan.sh scans the same server with sslyze against Mozilla's profiles.

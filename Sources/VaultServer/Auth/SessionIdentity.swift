@@ -1,4 +1,4 @@
-import VaultCore
+import VaultJOSE
 
 /// Who a request acts for: the OIDC issuer, the OEM client (`azp`) and the subject, exactly the
 /// identity an accepted token's claims establish.

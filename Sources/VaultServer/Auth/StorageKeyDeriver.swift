@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultStorage
 
 /// Turns a user's (OIDC issuer, azp, subject) into the storage key, under a server-side pepper.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import VaultCore
 import VaultCrypto
+import VaultStorage
 
 /// Remembers session tokens that already verified, until they expire.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import VaultHTTP
 
 /// The server's configuration file, as documented in the README.
 ///

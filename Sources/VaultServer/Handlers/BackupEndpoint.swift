@@ -1,6 +1,8 @@
 import Foundation
 import VaultCore
+import VaultHTTP
 import VaultJSON
+import VaultStorage
 import VaultWire
 
 /// D2 save and D3 load on `/wallet-backup.ashx`, for the holder of a session token.

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultHTTP
 import VaultJSON
 import VaultWire
 

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+import VaultCore
+import VaultTestSupport
+import WalletVault
+
+/// A member without a pinned anchor (as every member reading through a public-key entry is right after the upgrade
+/// to anchored blobs, FORMAT.md §11.7) confirms the vault again with a device that pinned it, and loses nothing.
+@Suite struct ReconfirmationSDKTests {
+    @Test func aMemberWithoutAnAnchorConfirmsAgainAndKeepsItsEntryAndEdits() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.createVault()
+        try await a.set("passport", "P1")
+        _ = try await a.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
+
+        // B forgets the anchor but keeps its counter, as a counter file from before anchors reads.
+        let counters = b.directory.appendingPathComponent("counters.json")
+        let kept = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: counters)) as? [String: [String: Any]])
+        let legacy = try JSONSerialization.data(withJSONObject: kept.mapValues { $0["counter"] as Any })
+        try legacy.write(to: counters)
+        let reopened = try SimulatedDevice(server: server, user: user, label: "B", directory: b.directory)
+        try await reopened.set("ticket", "edited on B")
+        await requireError(.confirmationRequired) { _ = try await reopened.engine.sync() }
+
+        let entries = try await a.engine.devices().count
+        let code = try await a.engine.approveAndGetCode(reopened.engine)
+        #expect(try await a.engine.devices().count == entries, "approving a member again adds no entry")
+        _ = try await reopened.engine.confirmPairing(code: code)
+        _ = try await reopened.engine.sync()
+        #expect(try await reopened.values() == ["passport": .string("P1"), "ticket": .string("edited on B")])
+        _ = try await a.engine.sync()
+        #expect(try await a.values()["ticket"] == .string("edited on B"))
+    }
+}

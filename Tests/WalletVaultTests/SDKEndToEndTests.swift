@@ -1,0 +1,280 @@
+import Foundation
+import Synchronization
+import Testing
+import VaultCore
+import VaultEnvelope
+import VaultJSON
+import VaultTestSupport
+import WalletVault
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A device: its own profile directory, session, client and engine, against the live server.
+struct SimulatedDevice {
+    let engine: VaultSyncEngine
+    let backup: BackupClient
+    let tokens: SessionTokenProvider
+    let directory: URL
+
+    init(server: LiveServer, user: String, label: String, directory: URL? = nil, transport: any HTTPTransport = URLSessionTransport(),
+         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
+        try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: transport,
+                      maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+    }
+
+    init(server: InProcessServer, user: String, label: String, directory: URL? = nil, gate: RequestGate? = nil,
+         conflictHandler: VaultSyncEngine.ConflictHandler? = nil, keychain: (any PlatformKeychain)? = nil) throws {
+        try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: server.transport(gate: gate),
+                      conflictHandler: conflictHandler, keychain: keychain)
+    }
+
+    init(baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
+         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil) throws {
+        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
+        tokens = SessionTokenProvider(serverURL: baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
+                                      transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
+        backup = BackupClient(serverURL: baseURL, tokens: tokens, transport: transport,
+                              retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
+        let store = try LocalVaultStore(directory: self.directory)
+        engine = try VaultSyncEngine(store: store, deviceKeys: keychain.map { PlatformDeviceKeyStore(keychain: $0, profile: store) },
+                                     backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+    }
+
+    func set(_ id: String, _ value: String) async throws {
+        try await engine.edit { document, now in document.set(id, to: .string(value), at: now) }
+    }
+
+    func values() async throws -> [String: JSONValue] {
+        try await engine.document()?.liveValues ?? [:]
+    }
+}
+
+/// Records the conflicts a handler was asked about and answers with a fixed choice.
+final class RecordingConflictHandler: Sendable {
+    private let asked = Mutex<[[String]]>([])
+    let answer: ConflictResolution
+
+    init(answer: ConflictResolution) {
+        self.answer = answer
+    }
+
+    var questions: [[String]] { asked.withLock { $0 } }
+
+    var handler: VaultSyncEngine.ConflictHandler {
+        { context in
+            self.asked.withLock { $0.append(context.conflictingItems) }
+            return self.answer
+        }
+    }
+}
+
+@Suite("SDK end to end against the live server")
+struct SDKEndToEndTests {
+    func metric(_ server: LiveServer, _ name: String) async throws -> Int {
+        let text = String(decoding: try await server.send("GET", "/metrics").body, as: UTF8.self)
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ").last!) } ?? 0
+    }
+
+    @Test func twoDevicesRestoreMergeAndAskOnlyForRealConflicts() async throws {
+        let server = try LiveServer()
+        let user = UUID().uuidString
+        let code = RecoveryCode.generate()
+        let a = try SimulatedDevice(server: server, user: user, label: "Device A")
+        let askB = RecordingConflictHandler(answer: .keepLocal)
+        let b = try SimulatedDevice(server: server, user: user, label: "Device B", conflictHandler: askB.handler)
+
+        // A creates the vault; B pairs and restores.
+        #expect(try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "recovery code")]).version != nil)
+        try await a.set("passport", "P1")
+        #expect(try await a.engine.sync().version != nil)
+        await requireError(.noAccess) { _ = try await b.engine.sync() }
+        let request = try await b.engine.pairingRequest()
+        let received = try PairingRequest(encoded: request.encoded)
+        #expect(received.shortAuthenticationString == request.shortAuthenticationString)
+        _ = try await a.engine.approve(received)
+        // Approved, B can open the vault but cannot know who wrote it until it is given A's confirmation code.
+        await requireError(.confirmationRequired) { _ = try await b.engine.sync() }
+        let pairingCode = try await a.engine.confirmationCode(for: received)
+        let wrong = String(pairingCode.map { $0 == "0" ? "1" : $0 == " " ? " " : "0" })
+        await requireError(.confirmationMismatch) { _ = try await b.engine.confirmPairing(code: wrong) }
+        guard case .restored = try await b.engine.confirmPairing(code: pairingCode) else { Issue.record("B should restore"); return }
+        #expect(try await b.values() == ["passport": .string("P1")])
+
+        // An edit on A reaches B silently.
+        try await a.set("license", "L1")
+        _ = try await a.engine.sync()
+        guard case .restored = try await b.engine.sync() else { Issue.record("B should restore A's edit"); return }
+        #expect(try await b.values()["license"] == .string("L1"))
+
+        // Edits to different items merge without asking.
+        try await a.set("a-only", "A")
+        try await b.set("b-only", "B")
+        _ = try await a.engine.sync()
+        guard case .merged(_, let conflicts) = try await b.engine.sync() else { Issue.record("B should merge"); return }
+        #expect(conflicts.isEmpty)
+        #expect(askB.questions.isEmpty)
+        _ = try await a.engine.sync()
+        #expect(try await a.values() == b.values())
+        #expect(try await a.values()["a-only"] == .string("A"))
+        #expect(try await a.values()["b-only"] == .string("B"))
+
+        // Edits to the same item reach the conflict handler.
+        try await a.set("passport", "from A")
+        try await b.set("passport", "from B")
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        #expect(askB.questions == [["passport"]])
+        _ = try await a.engine.sync()
+        #expect(try await a.values()["passport"] == .string("from B"))
+
+        // Without a handler the conflict surfaces and nothing is overwritten.
+        let c = try SimulatedDevice(server: server, user: user, label: "Device C", directory: a.directory)
+        try await a.set("passport", "A again")
+        try await b.set("passport", "B again")
+        _ = try await b.engine.sync()
+        await requireError(.unresolvedConflict) { _ = try await c.engine.sync() }
+        #expect(try await c.values()["passport"] == .string("A again"))
+    }
+
+    @Test func racingSavesLoseNoEdit() async throws {
+        let server = try LiveServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.createVault()
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        for round in 0..<3 {
+            try await a.set("a\(round)", "A")
+            try await b.set("b\(round)", "B")
+            async let first = a.engine.sync()
+            async let second = b.engine.sync()
+            _ = try await (first, second)
+        }
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        let expected = Dictionary(uniqueKeysWithValues: (0..<3).flatMap { [("a\($0)", JSONValue.string("A")), ("b\($0)", .string("B"))] })
+        let (aValues, bValues) = (try await a.values(), try await b.values())
+        #expect(aValues == expected, "\(aValues)")
+        #expect(bValues == expected, "\(bValues)")
+        #expect(try await metric(server, "walletvault_conflicts_total") >= 1, "the race produced a 409 that was merged")
+    }
+
+    @Test func oneSessionExchangeForManyRequestsAndOneRefreshAfterRevocation() async throws {
+        let server = try LiveServer()
+        let revoking = RevokingTransport()
+        let device = try SimulatedDevice(server: server, user: UUID().uuidString, label: "A", transport: revoking)
+        _ = try await device.engine.createVault()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 { group.addTask { _ = try? await device.backup.load() } }
+            try await group.waitForAll()
+        }
+        #expect(await device.tokens.exchangeCount == 1)
+        revoking.revokeNext()
+        _ = try await device.backup.load()
+        #expect(await device.tokens.exchangeCount == 2)
+    }
+
+    @Test func rateLimitIsHonouredWithoutHammering() async throws {
+        let server = try LiveServer(.init(savesPerHour: 2))
+        let device = try SimulatedDevice(server: server, user: UUID().uuidString, label: "A")
+        _ = try await device.engine.createVault()
+        try await device.set("x", "1")
+        _ = try await device.engine.sync()
+        try await device.set("x", "2")
+        guard case .rateLimited(let next) = try await device.engine.sync() else { Issue.record("expected 429"); return }
+        #expect(next.millisecondsSinceEpoch > Int64(Date().timeIntervalSince1970 * 1000) + 3_000_000)
+        for _ in 0..<5 {
+            guard case .rateLimited = try await device.engine.sync() else { Issue.record("still limited"); return }
+        }
+        #expect(try await metric(server, "walletvault_rate_limited_saves_total") == 1, "later syncs wait instead of retrying")
+        #expect(try await device.values()["x"] == .string("2"), "the local copy stays authoritative")
+    }
+
+    @Test func oversizeVaultIsRefusedBeforeUpload() async throws {
+        let server = try LiveServer()
+        let device = try SimulatedDevice(server: server, user: UUID().uuidString, label: "A", maxBlobBytes: 4096)
+        _ = try await device.engine.createVault()
+        let bytesBefore = try await metric(server, "walletvault_http_request_bytes_total")
+        try await device.set("photo", String(repeating: "x", count: 8000))
+        await requireError(.tooLarge) { _ = try await device.engine.sync() }
+        #expect(try await metric(server, "walletvault_http_request_bytes_total") == bytesBefore, "nothing was uploaded")
+        #expect(try await device.values()["photo"] != nil, "the edit stays local")
+    }
+
+    @Test func recoveryInvalidationRevocationAndTamperDetection() async throws {
+        let server = try LiveServer()
+        let user = UUID().uuidString
+        let code = RecoveryCode.generate()
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "recovery code")])
+        try await a.set("passport", "P")
+        _ = try await a.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        #expect(try await a.engine.keyHealth().warning == nil)
+
+        // Every device gone: a new one restores with the recovery code alone.
+        let fresh = try SimulatedDevice(server: server, user: user, label: "New phone")
+        _ = try await fresh.engine.recover(with: try RecoveryCodeKEK(code: try RecoveryCode(parsing: code.formatted)))
+        #expect(try await fresh.values() == ["passport": .string("P")])
+
+        // B's key is invalidated (a biometric change): it recovers and its dead entry is dropped.
+        let deadKeyID = try await b.engine.devices().first { $0.isThisDevice }!.kekID
+        try Data("not a key".utf8).write(to: b.directory.appendingPathComponent("device-key.pem"))
+        await requireError(.keyInvalidated) { _ = try await b.engine.sync() }
+        _ = try await b.engine.recover(with: try RecoveryCodeKEK(code: code))
+        let bDevices = try await b.engine.devices()
+        #expect(!bDevices.contains { $0.kekID == deadKeyID })
+        #expect(bDevices.contains { $0.isThisDevice })
+        #expect(try await b.values() == ["passport": .string("P")])
+
+        // A revokes B: B cannot open anything saved after, and the recovery path survives the rotation.
+        _ = try await a.engine.sync()
+        let bKeyID = bDevices.first { $0.isThisDevice }!.kekID
+        guard case .rotated(_, let skipped) = try await a.engine.revoke(kekID: bKeyID, additionalKeys: [try RecoveryCodeKEK(code: code)]) else {
+            Issue.record("revoke should rotate")
+            return
+        }
+        #expect(skipped.isEmpty)
+        try await a.set("passport", "after revocation")
+        _ = try await a.engine.sync()
+        // B is told it was removed, and by whom as the blob says, not that it was never paired.
+        await requireError(.removedFromVault) { _ = try await b.engine.sync() }
+        do { _ = try await b.engine.sync() } catch { #expect(error.reason.contains("by \"A\""), "\(error.reason)") }
+
+        // A server that serves an older blob, or strips a recipient, is caught.
+        guard case .blob(let current) = try await a.backup.load() else { Issue.record("load"); return }
+        let olderBlob = try Data(contentsOf: fresh.directory.appendingPathComponent("synced.blob"))
+        _ = try await a.backup.save(olderBlob)
+        await requireError(.rollbackDetected) { _ = try await a.engine.sync() }
+        _ = try await a.backup.save(try stripLastRecipient(current.blob))
+        await requireError(.tampered) { _ = try await a.engine.sync() }
+    }
+
+    func stripLastRecipient(_ blob: Data) throws -> Data {
+        guard case .object(var members) = try JSONParser().parse(blob),
+            let index = members.firstIndex(where: { $0.key == "wrappedDeks" }), case .array(var entries) = members[index].value
+        else { throw SyncError(.invalidInput, "not a blob") }
+        entries.removeLast()
+        members[index].value = .array(entries)
+        return JSONSerializer.data(of: .object(members))
+    }
+}
+
+/// A transport that, when told, replaces the next backup request's session token with a dead one,
+/// as if the server had revoked the session.
+final class RevokingTransport: HTTPTransport, Sendable {
+    private let pending = Mutex(false)
+    private let inner = URLSessionTransport()
+
+    func revokeNext() { pending.withLock { $0 = true } }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        var request = request
+        if request.url?.path.hasSuffix("wallet-backup.ashx") == true, pending.withLock({ let was = $0; $0 = false; return was }) {
+            request.setValue("Bearer revoked.session.token", forHTTPHeaderField: "Authorization")
+        }
+        return try await inner.send(request)
+    }
+}
