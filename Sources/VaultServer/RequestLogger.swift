@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Writes one JSON line per request to stderr: never a token, a secret or blob bytes.
+/// Writes one JSON line per request, to stderr unless told otherwise: never a token, a secret or blob bytes.
 public final class RequestLogger: Sendable {
     /// One request's log record.
     public struct Record: Encodable, Sendable {
@@ -27,10 +27,12 @@ public final class RequestLogger: Sendable {
     /// Whether request records are written; operator messages always are.
     public let enabled: Bool
     private let lock = Mutex(())
+    private let sink: @Sendable (Data) -> Void
 
-    /// Creates a logger; a disabled one drops every record.
-    public init(enabled: Bool) {
+    /// Creates a logger; a disabled one drops every record. Each line goes to `sink`, one call at a time.
+    public init(enabled: Bool, sink: @escaping @Sendable (Data) -> Void = { FileHandle.standardError.write($0) }) {
         self.enabled = enabled
+        self.sink = sink
     }
 
     /// Writes a record as one line.
@@ -40,7 +42,7 @@ public final class RequestLogger: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard var line = try? encoder.encode(record) else { return }
         line.append(0x0A)
-        lock.withLock { _ in FileHandle.standardError.write(line) }
+        lock.withLock { _ in sink(line) }
     }
 
     /// Writes a free-form operator message (startup, warnings) as one JSON line.
@@ -49,6 +51,6 @@ public final class RequestLogger: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard var line = try? encoder.encode(["level": level, "message": text]) else { return }
         line.append(0x0A)
-        lock.withLock { _ in FileHandle.standardError.write(line) }
+        lock.withLock { _ in sink(line) }
     }
 }

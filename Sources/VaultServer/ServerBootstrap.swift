@@ -56,10 +56,9 @@ public enum ServerBootstrap {
     ///
     /// - Throws: `ServerStartupError` for unreadable files, bad keys or an unusable database.
     public static func assemble(_ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
-                                clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError)
-        -> Application
+                                clock: any ServerClock = SystemClock(), logger: RequestLogger = RequestLogger(enabled: true))
+        throws(ServerStartupError) -> Application
     {
-        let logger = RequestLogger(enabled: logRequests)
         let store = try openStore(configuration)
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
@@ -103,7 +102,8 @@ public enum ServerBootstrap {
                              clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
         // Before the store is opened: a wrong certificate or key should stop startup having touched nothing.
         let tlsCredentials = try configuration.tls.map { files throws(ServerStartupError) in try TLSCredentials.load(files) }
-        let application = try assemble(configuration, mountedIssuer: mountedIssuer, clock: clock, logRequests: logRequests)
+        let application = try assemble(configuration, mountedIssuer: mountedIssuer, clock: clock,
+                                       logger: RequestLogger(enabled: logRequests))
         let address = try configuration.listenAddress()
         var options = HTTPServer.Options()
         options.host = address.host

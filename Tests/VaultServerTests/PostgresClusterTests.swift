@@ -17,8 +17,8 @@ struct PostgresClusterTests {
 
     /// Sends `count` saves at once, alternating nodes; returns (index, reply) pairs.
     func saveConcurrently(_ nodes: [LiveServer], count: Int, token: String, headers: [String: String],
-                          blob: @escaping @Sendable (Int) -> Data) async throws -> [(Int, LiveServer.Reply)] {
-        try await withThrowingTaskGroup(of: (Int, LiveServer.Reply).self) { group in
+                          blob: @escaping @Sendable (Int) -> Data) async throws -> [(Int, APIReply)] {
+        try await withThrowingTaskGroup(of: (Int, APIReply).self) { group in
             for index in 0..<count {
                 let node = nodes[index % nodes.count]
                 group.addTask { (index, try await node.save(blob(index), token: token, headers: headers)) }

@@ -1,51 +1,74 @@
 import Foundation
-import VaultCore
-import VaultCrypto
-import VaultJOSE
+import Synchronization
 import VaultHTTP
 import VaultServer
-import VaultStorage
-import WalletVault
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import WalletVault
 
-/// The real `WalletVaultService` on a fresh SQLite store, answering the SDK in process: no socket, no child process.
+/// The server application in process: assembled by `ServerBootstrap` from the configuration a `LiveServer` would be
+/// started with, answering through the same `respond(to:)` the HTTP transport calls, on a clock the test moves.
 ///
-/// The SDK's requests go through the same `respond(to:)` the HTTP transport calls, so the wire contract is the
-/// server's own; `transport(gate:)` lets a test hold chosen requests to act while the SDK awaits them.
-public final class InProcessServer: Sendable {
-    public let baseURL = URL(string: "http://in-process.test")!
-    public let service: WalletVaultService
+/// No socket, no child process, no sleep. What only a socket shows (framing, slow clients, TLS, signals) stays in
+/// the live suites.
+public final class InProcessServer: WalletVaultAPI {
 
-    public init(savesPerHour: Int = 1000) throws {
-        var limits = ServerConfiguration.Limits()
-        limits.savesPerHour = savesPerHour
-        let issuerKeys = try JSONWebKeySet(json: TestIssuer.shared.jwks, allowSymmetric: false)
-        let rules = JWTClaimsRules(issuer: TestIssuer.shared.issuer, audiences: [TestIssuer.shared.audience],
-                                   allowedAuthorizedParties: ["oem-a", "oem-b"])
-        service = WalletVaultService(
-            store: try SQLiteVaultStore(path: ScratchDirectory.path("store", suffix: "sqlite"), historyVersions: 10),
-            oidc: OIDCTokenVerifier(issuers: [.init(rules: rules, keys: JWKSSource(keys: issuerKeys))]),
-            sessions: try SessionTokenService(issuer: "walletvault", keys: [.init(keyID: "s1", secret: SecureRandom.bytes(count: 32))]),
-            storageKeys: try StorageKeyDeriver(pepper: SecureRandom.bytes(count: 32)), limits: limits, clock: SystemClock(),
-            mountedIssuer: nil, logger: RequestLogger(enabled: false), metrics: ServerMetrics())
+    /// The base URL SDK clients are given; requests to it never leave the process.
+    public let baseURL = URL(string: "http://in-process.test")!
+    /// The clock the service reads.
+    public let clock: ManualClock
+    /// The assembled service and its store.
+    public let application: ServerBootstrap.Application
+    private let logLines = LogLines()
+
+    /// The API.
+    public var service: WalletVaultService { application.service }
+
+    /// Assembles the server for `options`; by default 1 000 saves an hour, so SDK tests are not rate-limited.
+    ///
+    /// - Throws: what writing the configuration or `ServerBootstrap.assemble` throws.
+    public init(_ options: TestServerOptions = TestServerOptions(savesPerHour: 1000), clock: ManualClock = ManualClock()) throws {
+        // In the scratch directory, removed at exit: SDK objects keep the service (and its store) after this object goes.
+        let directory = URL(fileURLWithPath: ScratchDirectory.path("server", suffix: "d"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configuration = try ServerConfiguration.load(path: try options.writeConfiguration(in: directory).path)
+        self.clock = clock
+        let lines = logLines
+        application = try ServerBootstrap.assemble(configuration, clock: clock,
+                                                   logger: RequestLogger(enabled: true, sink: { lines.append($0) }))
     }
 
-    /// A transport into this server; a request `gate` is armed for waits there until the test releases it.
+    /// Every line the server logged so far: its request log, written before each answer is returned.
+    public func log() -> String {
+        logLines.text
+    }
+
+    /// A transport into this server for the SDK; a request `gate` is armed for waits there until the test releases it.
     public func transport(gate: RequestGate? = nil) -> any HTTPTransport {
         InProcessTransport(service: service, gate: gate)
+    }
+
+    public func perform(_ method: String, _ pathAndQuery: String, headers: [String: String], body: Data?) async throws -> APIReply {
+        var request = URLRequest(url: URL(string: pathAndQuery, relativeTo: baseURL)!)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        let (data, response) = try await transport().send(request)
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields { fields["\(name)"] = "\(value)" }
+        return APIReply(status: response.statusCode, headers: fields, body: data)
     }
 }
 
 /// Hands each `URLRequest` to the service as the HTTP layer would, off the cooperative pool (saves block on a commit).
 private struct InProcessTransport: HTTPTransport {
-    public let service: WalletVaultService
-    public let gate: RequestGate?
+    let service: WalletVaultService
+    let gate: RequestGate?
 
-    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         await gate?.pass(request)
-        let url = request.url!
+        let url = request.url!.absoluteURL
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         var query: [String: String] = [:]
         for item in components?.queryItems ?? [] where query[item.name] == nil { query[item.name] = item.value ?? "" }
@@ -59,4 +82,12 @@ private struct InProcessTransport: HTTPTransport {
         let headers = Dictionary(response.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         return (response.body, HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)!)
     }
+}
+
+/// The log lines an in-process server wrote.
+private final class LogLines: Sendable {
+    private let data = Mutex(Data())
+
+    func append(_ line: Data) { data.withLock { $0.append(line) } }
+    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
 }

@@ -12,11 +12,11 @@ public final class RequestGate: Sendable {
     public typealias Matcher = @Sendable (URLRequest?) -> Bool
 
     private struct State {
-        public var matcher: Matcher?
-        public var arrived = false
-        public var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
-        public var held: CheckedContinuation<Void, Never>?
-        public var seen = 0
+        var matcher: Matcher?
+        var arrived = false
+        var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
+        var held: CheckedContinuation<Void, Never>?
+        var seen = 0
     }
 
     private let state = Mutex(State())
