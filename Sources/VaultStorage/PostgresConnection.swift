@@ -15,7 +15,7 @@ final class PostgresConnection: @unchecked Sendable {
         // Keywords before `dbname` are defaults the URL may override; a down server must fail fast, not hang.
         let keywords: [UnsafeMutablePointer<CChar>?] = [strdup("connect_timeout"), strdup("dbname"), nil]
         let values: [UnsafeMutablePointer<CChar>?] = [strdup("5"), strdup(url), nil]
-        defer { (keywords + values).forEach { free($0) } }
+        defer { for pointer in keywords + values { free(pointer) } }
         let connection = PQconnectdbParams(keywords.map { UnsafePointer($0) }, values.map { UnsafePointer($0) }, 1)
         guard let connection else { throw StoreError(.unavailable, "PostgreSQL: out of memory while connecting") }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -128,7 +128,7 @@ final class PostgresConnection: @unchecked Sendable {
             _ = value.copyBytes(to: buffer.bindMemory(to: UInt8.self))
             return buffer
         }
-        defer { pointers.forEach { $0?.deallocate() } }
+        defer { for pointer in pointers { pointer?.deallocate() } }
         let values = pointers.map { $0.map { UnsafePointer($0.baseAddress!.assumingMemoryBound(to: CChar.self)) } }
         let lengths = buffers.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)

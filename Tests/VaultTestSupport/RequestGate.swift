@@ -57,7 +57,7 @@ public final class RequestGate: Sendable {
                 defer { state.arrivalWaiters = [] }
                 return (true, state.arrivalWaiters)
             }
-            waiters.forEach { $0.resume() }
+            for waiter in waiters { waiter.resume() }
             if !hold { continuation.resume() }
         }
     }

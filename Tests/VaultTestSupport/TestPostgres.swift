@@ -38,7 +38,7 @@ public enum TestPostgres {
         let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
             Thread {
                 let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-                defer { argv.forEach { free($0) } }
+                defer { for argument in argv { free(argument) } }
                 var actions = posix_spawn_file_actions_t()
                 posix_spawn_file_actions_init(&actions)
                 defer { posix_spawn_file_actions_destroy(&actions) }
