@@ -47,15 +47,6 @@ struct PostgresOutageTests {
         }
     }
 
-    /// Polls `condition` every 50 ms for at most `seconds`.
-    func waitUntil(_ seconds: Double, _ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<Int(seconds * 20) {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return condition()
-    }
-
     @Test(arguments: ["fast", "immediate"])
     func answers503WhileDownLosesNoAcknowledgedSaveAndRecovers(stopMode: String) async throws {
         let url = try TestPostgres.requireURL()
@@ -75,6 +66,8 @@ struct PostgresOutageTests {
                             let reply = try await server.save(body, token: token)
                             traffic.record(user: user, status: reply.status, retryAfter: reply.header("Retry-After"),
                                            syncID: reply.json["sync_id"] as? String, body: body, failure: nil)
+                            // A client's pause before it retries a refused save: part of the traffic (no spinning on
+                            // 503s while PostgreSQL is down), not a wait for anything.
                             if reply.status != 200 { try await Task.sleep(for: .milliseconds(20)) }
                         } catch {
                             traffic.record(user: user, status: nil, retryAfter: nil, syncID: nil, body: body, failure: "\(error)")
@@ -84,11 +77,13 @@ struct PostgresOutageTests {
             }
             defer { traffic.stop = true }
 
-            let warmedUp = try await waitUntil(15) { (0..<users.count).allSatisfy { traffic.count(.up, status: 200, user: $0) >= 3 } }
+            let warmedUp = try await eventually(timeout: .seconds(15)) {
+                (0..<users.count).allSatisfy { traffic.count(.up, status: 200, user: $0) >= 3 }
+            }
             try #require(warmedUp, "saves did not get going before the outage")
             traffic.phase = .down
             try await TestPostgres.pgCtl(["stop", "-m", stopMode, "-w", "-t", "60"])
-            let saw503s = try await waitUntil(15) { traffic.count(.down, status: 503) >= 12 }
+            let saw503s = try await eventually(timeout: .seconds(15)) { traffic.count(.down, status: 503) >= 12 }
             #expect(saw503s, "expected 503s while PostgreSQL is down")
             #expect(server.process.isRunning)
             let notReady = try await server.send("GET", "/readyz")
@@ -96,7 +91,9 @@ struct PostgresOutageTests {
             #expect(try await server.send("GET", "/healthz").status == 200, "alive while not ready")
             try await TestPostgres.pgCtl(["start", "-w", "-t", "60"])
             traffic.phase = .back
-            let recovered = try await waitUntil(30) { (0..<users.count).allSatisfy { traffic.count(.back, status: 200, user: $0) >= 2 } }
+            let recovered = try await eventually(timeout: .seconds(30)) {
+                (0..<users.count).allSatisfy { traffic.count(.back, status: 200, user: $0) >= 2 }
+            }
             #expect(recovered, "the server did not recover after PostgreSQL came back; its log ends: \(server.log().suffix(3000))")
             #expect(try await server.send("GET", "/readyz").status == 200)
             traffic.stop = true

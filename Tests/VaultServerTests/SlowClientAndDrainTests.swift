@@ -6,10 +6,24 @@ import VaultTestSupport
 /// Issue 17 §4 and §6: slow clients are cut off at their deadlines while honest slow ones are served, and SIGTERM
 /// lets a save whose headers arrived finish while the node stops taking new work.
 @Suite(.serialized) struct SlowClientAndDrainTests {
-    /// The head of a save of `length` bytes, keeping the connection open unless `close`.
-    static func saveHead(token: String, length: Int, close: Bool = true) -> String {
+    /// The head of a save of `length` bytes, keeping the connection open unless `close`, asking for `100 Continue`
+    /// when `expectContinue`.
+    static func saveHead(token: String, length: Int, close: Bool = true, expectContinue: Bool = false) -> String {
         "POST /wallet-backup.ashx?action=save HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-            + "Content-Type: application/json\r\nContent-Length: \(length)\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(length)\r\n" + (close ? "Connection: close\r\n" : "")
+            + (expectContinue ? "Expect: 100-continue\r\n" : "") + "\r\n"
+    }
+
+    /// Reads one head (through its blank line) from `connection`: an interim answer such as `100 Continue`, read
+    /// before the final one; less when the connection ends or nothing comes within its receive timeout.
+    static func receiveHead(on connection: RawHTTPConnection) -> String {
+        var head = Data()
+        while head.range(of: Data("\r\n\r\n".utf8)) == nil {
+            let more = connection.receiveAll(limit: 1)
+            if more.isEmpty { break }
+            head.append(more)
+        }
+        return String(decoding: head, as: UTF8.self)
     }
 
     /// Sends `pieces` one at a time, `gap` apart, until the server closes the connection or they run out;
@@ -19,6 +33,7 @@ import VaultTestSupport
         for piece in pieces {
             guard Date().timeIntervalSince(started) < seconds else { break }
             if connection.isClosedByPeer || !connection.trySend(piece) { return Date().timeIntervalSince(started) }
+            // The gap is the stimulus: the client's slow rate is what the deadline under test must cut.
             try await Task.sleep(for: gap)
         }
         return connection.isClosedByPeer ? Date().timeIntervalSince(started) : nil
@@ -38,10 +53,12 @@ import VaultTestSupport
     @Test func headersInAFewSlowPiecesWithinTheDeadlineAreServed() async throws {
         let server = try LiveServer(.init(extraConfig: ["limits": ["header_timeout_seconds": 10]]))
         let connection = try RawHTTPConnection(port: server.port)
-        for line in ["GET /healthz HTTP/1.1\r\n", "Host: x\r\n", "Connection: close\r\n", "\r\n"] {
+        for (index, line) in ["GET /healthz HTTP/1.1\r\n", "Host: x\r\n", "Connection: close\r\n", "\r\n"].enumerated() {
+            // The pauses between pieces are the stimulus: a client slow, but within the header deadline.
+            if index > 0 { try await Task.sleep(for: .milliseconds(300)) }
             connection.send(line)
-            try await Task.sleep(for: .milliseconds(300))
         }
+        // Reading until the server closes waits for the answer itself.
         #expect(String(decoding: connection.receiveAll(), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
     }
 
@@ -77,8 +94,10 @@ import VaultTestSupport
             let end = min(offset + 16384, blob.count)
             #expect(connection.trySend(blob[offset..<end]))
             offset = end
-            try await Task.sleep(for: .milliseconds(64))
+            // The pauses are the stimulus: they set the upload's rate (slow, but above the minimum); none after the last.
+            if offset < blob.count { try await Task.sleep(for: .milliseconds(64)) }
         }
+        // Reading until the server closes waits for the answer itself.
         let reply = String(decoding: connection.receiveAll(), as: UTF8.self)
         #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply.prefix(200))")
         let load = try await server.load(token: token)
@@ -118,29 +137,30 @@ import VaultTestSupport
             #expect(String(decoding: probe.receiveAll(limit: 1), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
         }
         let upload = try RawHTTPConnection(port: server.port)
-        upload.send(Self.saveHead(token: token, length: blob.count))
+        upload.send(Self.saveHead(token: token, length: blob.count, expectContinue: true))
+        // The server must have taken the headers (the request is in flight) before the signal. libmicrohttpd sends
+        // `100 Continue` only after it has handed them to the server, so the client waits for that, not for a second.
+        let interim = Self.receiveHead(on: upload)
+        try #require(interim.hasPrefix("HTTP/1.1 100"), "no 100 Continue for the save's headers: \(interim.prefix(120))")
         upload.send(blob.prefix(blob.count / 2))
-        // The server must have read the headers before the signal; nothing outside shows when it has, so this
-        // waits a second, which is ample even on a loaded machine.
-        try await Task.sleep(for: .seconds(1))
         server.process.terminate()
         // /readyz turns 503 at once, on a connection the balancer already has (polled only until the signal has been
         // handled, which is the server's first act on it).
         var readiness = ""
         var probeIndex = 0
-        for _ in 0..<100 where probeIndex < probes.count {
+        _ = try await eventually(timeout: .seconds(2), interval: .milliseconds(20)) {
+            // Done once an answer is not a 200, or when every probe's connection has been closed.
+            guard probeIndex < probes.count else { return true }
             probes[probeIndex].send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
             readiness = String(decoding: probes[probeIndex].receiveAll(limit: 1), as: UTF8.self)
-            guard readiness.hasPrefix("HTTP/1.1 200") else { break }
+            guard readiness.hasPrefix("HTTP/1.1 200") else { return true }
             if readiness.lowercased().contains("connection: close") { probeIndex += 1 }
-            try await Task.sleep(for: .milliseconds(20))
+            return false
         }
         #expect(readiness.hasPrefix("HTTP/1.1 503"), "readyz while draining: \(readiness.prefix(120))")
         // No new connection is taken.
-        var refused = false
-        for _ in 0..<50 {
-            if (try? RawHTTPConnection(port: server.port)) == nil { refused = true; break }
-            try await Task.sleep(for: .milliseconds(20))
+        let refused = try await eventually(timeout: .seconds(1), interval: .milliseconds(20)) {
+            (try? RawHTTPConnection(port: server.port)) == nil
         }
         #expect(refused, "a new connection was accepted while draining")
         #expect(server.process.isRunning, "the server waits for the save in flight")

@@ -140,13 +140,16 @@ struct EditDuringSyncTests {
         try await pair.b.set("licence", "L1")
         pair.gate.arm(method: "GET", action: "load")
         let engine = pair.b.engine
+        let started = ContinuousClock.now
         let first = Task { try await engine.sync() }
         await pair.gate.arrival()
+        let firstReachedTheNetwork = ContinuousClock.now - started
         let seenWhileHeld = pair.gate.seen
         let second = Task { try await engine.sync() }
-        // The second sync must not reach the network while the first is held; give it every chance to.
+        // The second sync must not reach the network while the first is held; give it every chance to. That it does
+        // not can only be watched for a while: ten times as long as the first took to get there, at least 50 ms.
         for _ in 0..<50 { await Task.yield() }
-        try await Task.sleep(nanoseconds: 200_000_000)
+        try await Task.sleep(for: max(.milliseconds(50), firstReachedTheNetwork * 10))
         #expect(pair.gate.seen == seenWhileHeld, "a second sync sent requests while the first was still running")
         pair.gate.release()
         guard case .pushed = try await first.value else { Issue.record("the first sync should push"); return }
