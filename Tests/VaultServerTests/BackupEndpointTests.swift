@@ -3,13 +3,13 @@ import Testing
 import VaultCore
 import VaultTestSupport
 
-@Suite("D2 save and D3 load, live server")
+@Suite("D2 save and D3 load")
 struct BackupEndpointTests {
-    let server: LiveServer
+    let server: InProcessServer
     let issuer = TestIssuer.shared
 
     init() throws {
-        server = try LiveServer()
+        server = try InProcessServer(TestServerOptions())
     }
 
     func session(sub: String = UUID().uuidString, azp: String = "oem-a", from source: TestIssuer = .shared) async throws -> String {
@@ -118,8 +118,7 @@ struct BackupEndpointTests {
         let postLoad = try await server.send("POST", "/wallet-backup.ashx?action=load", headers: auth, body: Data("{}".utf8))
         #expect(postLoad.status == 405)
         #expect(postLoad.header("Allow") == "GET, HEAD")
-        // A repeated parameter keeps its first value; names are case-sensitive; the auth scheme is not.
-        #expect(try await server.send("GET", "/wallet-backup.ashx?action=load&action=save", headers: auth).status == 404)
+        // Names are case-sensitive; the auth scheme is not. (A repeated parameter is the transport's: BackupOverSocketTests.)
         #expect(try await server.send("GET", "/wallet-backup.ashx?ACTION=load", headers: auth).status == 400)
         #expect(try await server.send("GET", "/wallet-backup.ashx?action=load", headers: ["Authorization": "BEARER \(token)"]).status == 404)
         let missing = try await server.send("GET", "/nope")
@@ -174,8 +173,44 @@ struct BackupEndpointTests {
     }
 }
 
-@Suite("Size cap and rate limit, live server")
+@Suite("Hourly save cap")
 struct BackupLimitsTests {
+    @Test func hourlyCapWithRetryAfterAndRefusalsDoNotCount() async throws {
+        let server = try InProcessServer(TestServerOptions(savesPerHour: 3))
+        let sub = UUID().uuidString
+        let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: sub))
+        for index in 0..<3 {
+            let reply = try await server.save(sampleBlob("s\(index)"), token: token)
+            #expect(reply.status == 200)
+            #expect(reply.header("RateLimit-Policy") == "\"saves\";q=3;w=3600")
+            #expect(reply.header("RateLimit") == "\"saves\";r=\(2 - index)")
+        }
+        for _ in 0..<3 {
+            let limited = try await server.save(sampleBlob("late"), token: token)
+            #expect(limited.status == 429)
+            #expect(limited.json["error"] as? String == "rate_limited")
+            let retryAfter = try #require(limited.header("Retry-After").flatMap(Int.init))
+            #expect(retryAfter > 3500 && retryAfter <= 3600)
+            #expect(limited.header("RateLimit")?.hasPrefix("\"saves\";r=0;t=") == true)
+        }
+        #expect(try await server.load(token: token).body == sampleBlob("s2"))
+        // Another user has their own allowance.
+        let other = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
+        #expect(try await server.save(sampleBlob(), token: other).status == 200)
+        // The window slides: an hour on, the allowance is back (the session token has expired by then).
+        server.clock.advance(seconds: 3601)
+        #expect(try await server.save(sampleBlob("late"), token: token).status == 401)
+        let serverNow = Date(timeIntervalSince1970: Double(server.clock.now().millisecondsSinceEpoch) / 1000)
+        let later = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: sub, now: serverNow))
+        let reopened = try await server.save(sampleBlob("later"), token: later)
+        #expect(reopened.status == 200)
+        #expect(reopened.header("RateLimit") == "\"saves\";r=2")
+    }
+}
+
+/// What only the HTTP transport decides: the size cap before and while a body arrives, and query parsing.
+@Suite("Size cap and query parsing, live server")
+struct BackupOverSocketTests {
     @Test func capIsDecidedFromContentLengthAndWhileStreaming() async throws {
         let limit = 64 * 1024
         let server = try LiveServer(.init(maxBlobBytes: limit))
@@ -206,26 +241,11 @@ struct BackupLimitsTests {
         #expect(try await server.load(token: token).body == exact)
     }
 
-    @Test func hourlyCapWithRetryAfterAndRefusalsDoNotCount() async throws {
-        let server = try LiveServer(.init(savesPerHour: 3))
+    @Test func aRepeatedQueryParameterKeepsItsFirstValue() async throws {
+        let server = try LiveServer()
         let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
-        for index in 0..<3 {
-            let reply = try await server.save(sampleBlob("s\(index)"), token: token)
-            #expect(reply.status == 200)
-            #expect(reply.header("RateLimit-Policy") == "\"saves\";q=3;w=3600")
-            #expect(reply.header("RateLimit") == "\"saves\";r=\(2 - index)")
-        }
-        for _ in 0..<3 {
-            let limited = try await server.save(sampleBlob("late"), token: token)
-            #expect(limited.status == 429)
-            #expect(limited.json["error"] as? String == "rate_limited")
-            let retryAfter = try #require(limited.header("Retry-After").flatMap(Int.init))
-            #expect(retryAfter > 3500 && retryAfter <= 3600)
-            #expect(limited.header("RateLimit")?.hasPrefix("\"saves\";r=0;t=") == true)
-        }
-        #expect(try await server.load(token: token).body == sampleBlob("s2"))
-        // Another user has their own allowance.
-        let other = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
-        #expect(try await server.save(sampleBlob(), token: other).status == 200)
+        let auth = ["Authorization": "Bearer \(token)"]
+        #expect(try await server.send("GET", "/wallet-backup.ashx?action=load&action=save", headers: auth).status == 404)
+        #expect(try await server.send("GET", "/wallet-backup.ashx?action=save&action=load", headers: auth).status == 405)
     }
 }

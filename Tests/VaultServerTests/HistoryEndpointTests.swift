@@ -3,10 +3,10 @@ import Testing
 import VaultCore
 import VaultTestSupport
 
-@Suite("Version history, load by sync_id, erasure and readiness, live server")
+@Suite("Version history, load by sync_id, erasure and readiness")
 struct HistoryEndpointTests {
     @Test func versionsNewestFirstAndLoadBySyncID() async throws {
-        let server = try LiveServer(.init(historyVersions: 3))
+        let server = try InProcessServer(TestServerOptions(historyVersions: 3))
         let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
         let auth = ["Authorization": "Bearer \(token)"]
         var saved: [(syncID: String, blob: Data)] = []
@@ -38,7 +38,7 @@ struct HistoryEndpointTests {
     }
 
     @Test func deleteErasesEverythingButNotTheRateLimit() async throws {
-        let server = try LiveServer(.init(savesPerHour: 2))
+        let server = try InProcessServer(TestServerOptions(savesPerHour: 2))
         let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
         let auth = ["Authorization": "Bearer \(token)"]
         #expect(try await server.save(sampleBlob("1"), token: token).status == 200)
@@ -58,7 +58,7 @@ struct HistoryEndpointTests {
     }
 
     @Test func readiness() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer(TestServerOptions())
         let ready = try await server.send("GET", "/readyz")
         #expect(ready.status == 200)
         #expect(ready.json["status"] as? String == "ready")

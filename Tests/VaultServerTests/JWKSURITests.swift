@@ -40,11 +40,12 @@ final class DevIssuerHost: @unchecked Sendable {
     }
 }
 
+/// The server under test runs in process on a manual clock; the issuer it fetches keys from is a real HTTP server.
 @Suite("Issuer keys from a jwks_uri")
 struct JWKSURITests {
     @Test func fetchedOnFirstUseAndRefetchedAtMostOncePerMinuteOnUnknownKid() async throws {
         let idp = try DevIssuerHost()
-        let server = try LiveServer(.init(extraConfig: ["issuers": [[
+        let server = try InProcessServer(TestServerOptions(extraConfig: ["issuers": [[
             "issuer": "urn:walletvault:dev-oidc", "jwks_uri": "\(idp.base)/dev-oidc/jwks", "audiences": ["walletvault-dev"],
             "allowed_azp": ["oem-a"],
         ]]]))
@@ -65,5 +66,14 @@ struct JWKSURITests {
         for _ in 0..<5 { #expect(try await mint(stranger) == 401) }
         #expect(idp.fetches == afterUnknown, "unknown kids cannot make the server hammer the issuer")
         #expect(try await mint(try idp.token(sub: "carol")) == 200)
+
+        // Once a minute has passed, an unknown kid may fetch again, once.
+        server.clock.advance(seconds: 59)
+        #expect(try await mint(stranger) == 401)
+        #expect(idp.fetches == afterUnknown, "not before the minute is up")
+        server.clock.advance(seconds: 1)
+        for _ in 0..<3 { #expect(try await mint(stranger) == 401) }
+        #expect(idp.fetches == afterUnknown + 1)
+        #expect(try await mint(try idp.token(sub: "dave")) == 200)
     }
 }

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import VaultTestSupport
 
-@Suite("JSONTestSuite bodies against a live server")
-struct JSONCorpusLiveTests {
+@Suite("JSONTestSuite bodies against the server")
+struct JSONCorpusTests {
     @Test func everyFileGetsADocumentedAnswerAndChangesNothing() async throws {
-        let server = try LiveServer(.init(savesPerHour: 1000))
+        let server = try InProcessServer(TestServerOptions(savesPerHour: 1000))
         let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
         let good = sampleBlob("corpus")
         #expect(try await server.save(good, token: token).status == 200)
