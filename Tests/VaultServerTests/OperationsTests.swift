@@ -109,17 +109,6 @@ func activeConnections(_ server: LiveServer) -> Int {
     return (line?.split(separator: " ").last).flatMap { Int($0) } ?? -1
 }
 
-/// Polls `condition` until it holds or `seconds` have passed; returns whether it held. Not a fixed wait: it returns
-/// as soon as the condition is seen.
-func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return try condition()
-}
-
 /// Runs a command to completion, returning its exit status and combined output.
 func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
