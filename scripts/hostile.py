@@ -13,6 +13,9 @@ afterwards. Prints one line per failure and ends with `N passed, M failed`; exit
 The corpus is generated below from data (JSONTestSuite `n_` files, field tables, token variants); each case names
 the answer the README's API table documents, or, for framing errors libmicrohttpd answers before the service sees a
 request, the answer docs/RELIABILITY.md lists.
+
+The few cases that spend their time waiting (a stall to the idle timeout, a trickle) run on their own threads beside
+the rest, which run one after another as before; results are printed in case order.
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ class Case:
     status: int | str | tuple  # an int, CLOSED, or a tuple of ints where libmicrohttpd may answer either way
     error: str | None = None
     check: Callable[["Context", Outcome], str | None] | None = None  # extra assertion; returns a failure text
+    # Dominated by deliberate waiting (a stall to the idle timeout, a trickle): run on its own thread beside the rest.
+    waits: bool = False
+    # Timing-sensitive: run first, before any waiting case starts, with no other connection of the corpus open.
+    alone: bool = False
 
 
 class Context:
@@ -67,15 +74,17 @@ class Context:
         self.issuer = server.setup.issuer
         self.other = server.setup.other
         self.tokens: dict[str, str] = {}
+        self.tokens_lock = threading.Lock()  # waiting cases mint their sessions from their own threads
         self.canary_body = b""
         self.canary_etag = ""
         self.attacker = wvlive.Signer("attacker-rs256", "RS256")
 
     def session(self, sub: str, azp: str = "oem-a", issuer=None) -> str:
         key = f"{sub}/{azp}/{(issuer or self.issuer).issuer}"
-        if key not in self.tokens:
-            self.tokens[key] = self.server.mint((issuer or self.issuer).token(sub=sub, azp=azp))
-        return self.tokens[key]
+        with self.tokens_lock:
+            if key not in self.tokens:
+                self.tokens[key] = self.server.mint((issuer or self.issuer).token(sub=sub, azp=azp))
+            return self.tokens[key]
 
     @property
     def canary(self) -> str:
@@ -459,7 +468,7 @@ def framing_cases() -> list[Case]:
     stall_note = "connection_timeout_seconds=3"
     cases = [
         Case("content-length: claims more than is sent, then stalls (idle timeout closes it)",
-             raw_run(lambda c: [head(c, content_length=len(good) + 500) + good, 6.0], timeout=12), CLOSED),
+             raw_run(lambda c: [head(c, content_length=len(good) + 500) + good, 6.0], timeout=12), CLOSED, waits=True),
         Case("content-length: claims more than is sent, then half-closes",
              raw_run(lambda c: [head(c, content_length=len(good) + 500) + good, "half-close"]), CLOSED),
         Case("content-length: claims less than is sent (the cut body is not JSON)",
@@ -482,7 +491,7 @@ def framing_cases() -> list[Case]:
         Case("chunked: 2.5 MiB sent in 64 KiB pieces 50 ms apart reads its 413 before it finishes sending",
              early_answer_run(pieces=40, piece_size=65536, pause=0.05), 413, "blob_too_large",
              check=lambda c, o: None if o.note.startswith("answered after") and int(o.note.split()[2]) <= 4
-             else f"the 413 came late: {o.note}"),
+             else f"the 413 came late: {o.note}", alone=True),
         Case("chunked: grows to 2.5 MiB in 64 KiB chunks (413 as the cap passes, then closed)",
              raw_run(lambda c: [head(c, chunked=True)] + chunks(b" " * (5 << 19), 65536) + [b"0\r\n\r\n"]), 413,
              "blob_too_large", check=lambda c, o: None if o.closed else "the connection stayed open"),
@@ -500,7 +509,7 @@ def framing_cases() -> list[Case]:
         Case("chunked: one chunk declaring 1 GiB, 70 KB of it sent, then stall (413 as the cap passes)",
              raw_run(lambda c: [head(c, chunked=True) + b"40000000\r\n" + b"x" * 70000, 6.0]), 413, "blob_too_large"),
         Case("chunked: one chunk declaring 1 GiB, 60 KB of it sent, then stall (under the cap: the idle timeout closes it)",
-             raw_run(lambda c: [head(c, chunked=True) + b"40000000\r\n" + b"x" * 60000, 6.0]), CLOSED),
+             raw_run(lambda c: [head(c, chunked=True) + b"40000000\r\n" + b"x" * 60000, 6.0]), CLOSED, waits=True),
         Case("chunked: exactly the cap in 1000-byte chunks is accepted",
              raw_run(lambda c: [head(c, token=c.session("chunk-user"), chunked=True)]
                      + chunks(exact_size_blob(LIMIT, "chunk"), 1000) + [b"0\r\n\r\n"]), 200),
@@ -511,15 +520,17 @@ def framing_cases() -> list[Case]:
              400),
         Case("trickle: a valid blob in 12 pieces, 0.4 s apart (under the idle timeout) is accepted",
              raw_run(lambda c: [head(c, token=c.session("trickle-user"), content_length=len(wvlive.blob_bytes("trickle")))]
-                     + [x for piece in split(wvlive.blob_bytes("trickle"), 12) for x in (piece, 0.4)], timeout=15), 200),
+                     + [x for piece in split(wvlive.blob_bytes("trickle"), 12) for x in (piece, 0.4)], timeout=15), 200,
+             waits=True),
         Case("trickle: the canary's bad body in 10 pieces, 0.4 s apart",
              raw_run(lambda c: [head(c, content_length=len(good) + 1)]
-                     + [x for piece in split(good + b"x", 10) for x in (piece, 0.4)], timeout=15), 400, "invalid_json"),
+                     + [x for piece in split(good + b"x", 10) for x in (piece, 0.4)], timeout=15), 400, "invalid_json",
+             waits=True),
         Case("trickle: headers one line every 0.5 s, then stall past the idle timeout",
              raw_run(lambda c: [x for line in head(c, content_length=len(good)).split(b"\r\n")[:4]
-                                for x in (line + b"\r\n", 0.5)] + [6.0], timeout=12), CLOSED),
+                                for x in (line + b"\r\n", 0.5)] + [6.0], timeout=12), CLOSED, waits=True),
         Case("trickle: body stalls half way", raw_run(lambda c: [head(c, content_length=len(good)) + good[:50], 6.0],
-                                                      timeout=12), CLOSED),
+                                                      timeout=12), CLOSED, waits=True),
         Case("headers: 5000 small headers", raw_run(lambda c: [head(c, extra=[f"X-H{i}: v" for i in range(5000)],
                                                                     content_length=len(good)) + good]), 431),
         Case("headers: 20000 small headers", raw_run(lambda c: [head(c, extra=[f"X{i}: {i}" for i in range(20000)],
@@ -978,19 +989,49 @@ def main() -> int:
         context.canary_payload_for = lambda sub: json.dumps(dict(payload, sub=sub), separators=(",", ":")).encode()
 
         started = time.monotonic()
-        for index, case in enumerate(cases):
+        # Each case's (outcome, problem, server alive after it), filled in by whichever thread ran it; results are
+        # judged where they were run but printed below in case order, as if the corpus had run one case at a time.
+        results: list[tuple[Outcome, str | None, bool] | None] = [None] * len(cases)
+
+        def run_case(index: int) -> bool:
+            case = cases[index]
             try:
                 outcome = case.run(context)
                 problem = judge(case, outcome, context)
             except Exception as error:  # a harness error is a failure too, never a silent pass
                 problem = f"runner error {type(error).__name__}: {error}"
                 outcome = Outcome(None)
-            if not server.alive():
+            alive = server.alive()
+            results[index] = (outcome, problem, alive)
+            return alive
+
+        # 1. Timing-sensitive cases, with nothing else of the corpus in flight. 2. The waiting cases (stalls to the
+        # idle timeout, trickles), each on its own thread: they only sleep between sends, and none of them stores a
+        # blob for a user another case touches. 3. Everything else, one after another on this thread, as before.
+        # A dead server stops what has not started yet.
+        alone = [i for i, case in enumerate(cases) if case.alone]
+        waiting = [i for i, case in enumerate(cases) if case.waits and not case.alone]
+        rest = [i for i, case in enumerate(cases) if not case.waits and not case.alone]
+        threads = []
+        if all(run_case(i) for i in alone):
+            for i in waiting:
+                thread = threading.Thread(target=run_case, args=(i,), daemon=True)
+                thread.start()
+                threads.append(thread)
+            all(run_case(i) for i in rest)
+        for thread in threads:
+            thread.join()
+
+        for case, result in zip(cases, results):
+            if result is None:  # not run: the server had exited (the case it exited after is reported below)
+                continue
+            outcome, problem, alive = result
+            if not alive:
                 problem = (problem + "; " if problem else "") + f"server exited with {server.process.returncode}"
             if problem:
                 failures += 1
                 print(f"FAIL {case.name}: {problem}")
-                if not server.alive():
+                if not alive:
                     print(server.log_tail())
                     break
             else:
