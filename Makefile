@@ -6,7 +6,7 @@ BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps bench-deps build release run test crosscheck bench hostile fuzz-smoke crash-test soak clean
+.PHONY: deps bench-deps build release run test format format-check crosscheck bench hostile fuzz-smoke crash-test soak clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -33,7 +33,7 @@ run: build
 # block on sockets hold the two cooperative threads and a deadline test's own sleeps are late by tens of seconds.
 TIMED_SUITES = SlowClientAndDrainTests|HTTPServerSuspendTests|OperationsTests|PostgresOutageTests
 
-test: deps
+test: deps format-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS) --skip "$(TIMED_SUITES)"
 	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS) --no-parallel --filter "$(TIMED_SUITES)"
@@ -42,6 +42,17 @@ test: deps
 	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
 	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/tls_scan.sh
 	WALLETVAULT_BIN_DIR=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path) android/build.sh
+
+# One style, .swift-format's, checked by the toolchain's formatter (Swift 6 ships `swift format`); `make format` applies it.
+FORMATTED = Sources Tests Package.swift Fuzz/Sources Fuzz/Package.swift
+
+format:
+	swift format format --in-place --recursive $(FORMATTED)
+
+format-check:
+	@if swift format --version >/dev/null 2>&1; then \
+	  swift format lint --strict --recursive $(FORMATTED) || { echo "style: run 'make format'"; exit 1; }; \
+	else echo "style: this toolchain has no 'swift format'; the style check is skipped"; fi
 
 # The blob-format vectors read by a second reader written from docs/FORMAT.md alone (Python cryptography).
 crosscheck:

@@ -87,7 +87,8 @@ let package = Package(
         .target(name: "VaultDevIssuer", dependencies: ["VaultServer", "VaultHTTP", "VaultJOSE", "VaultCrypto", "VaultCore"]),
         .target(name: "WalletVault", dependencies: ["VaultCore", "VaultWire", "VaultJSON", "VaultCrypto", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-server", dependencies: ["VaultServer", "VaultDevIssuer"]),
-        .executableTarget(name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultCore", "VaultServer"]),
+        .executableTarget(
+            name: "walletvault-bench", dependencies: ["VaultEnvelope", "VaultCrypto", "VaultJSON", "VaultJOSE", "VaultCore", "VaultServer"]),
         .target(name: "WalletVaultCLI", dependencies: ["WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         .executableTarget(name: "walletvault-cli", dependencies: ["WalletVaultCLI"], path: "Sources/walletvault"),
 
@@ -102,8 +103,10 @@ let package = Package(
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultJSON"]),
         .testTarget(name: "VaultJSONTests", dependencies: ["VaultJSON", "VaultCore"], resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", .target(name: "CVaultCryptoShims", condition: linux)], resources: [.copy("Fixtures")]),
-        .testTarget(name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
+            name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultCore", .target(name: "CVaultCryptoShims", condition: linux)],
+            resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "VaultEnvelopeTests",
             dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON"],
@@ -113,13 +116,16 @@ let package = Package(
         .testTarget(name: "VaultStorageTests", dependencies: ["VaultStorage", "VaultCore", "VaultWire", "VaultTestSupport"]),
         .testTarget(
             name: "VaultServerTests",
-            dependencies: ["VaultServer", "VaultHTTP", "VaultStorage", "VaultCore", "VaultWire", "VaultCrypto", "VaultJSON", "VaultJOSE",
-                           "VaultTestSupport"]
+            dependencies: [
+                "VaultServer", "VaultHTTP", "VaultStorage", "VaultCore", "VaultWire", "VaultCrypto", "VaultJSON", "VaultJOSE",
+                "VaultTestSupport",
+            ]
         ),
         .testTarget(
             name: "WalletVaultTests",
             dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto", "VaultJSON", "VaultTestSupport"]),
-        .testTarget(name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
+        .testTarget(
+            name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
         // The layering rule: no module imports one above it (read from the sources).
         .testTarget(name: "LayeringTests"),
     ],

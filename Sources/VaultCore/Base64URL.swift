@@ -44,7 +44,8 @@ public enum Base64URL {
             // Eight bytes loaded, six used: four lookups of twelve bits give eight letters.
             while read + 8 <= count {
                 let word = UInt64(bigEndian: input.loadUnaligned(fromByteOffset: read, as: UInt64.self))
-                let letters = UInt64(pairs[Int(truncatingIfNeeded: word >> 52)])
+                let letters =
+                    UInt64(pairs[Int(truncatingIfNeeded: word >> 52)])
                     | UInt64(pairs[Int(truncatingIfNeeded: (word >> 40) & 0xFFF)]) << 16
                     | UInt64(pairs[Int(truncatingIfNeeded: (word >> 28) & 0xFFF)]) << 32
                     | UInt64(pairs[Int(truncatingIfNeeded: (word >> 16) & 0xFFF)]) << 48
@@ -123,7 +124,9 @@ public enum Base64URL {
         guard byteCount > 0, let input = letters.baseAddress, let out = output.baseAddress else { return true }
         return decodingTables.withUnsafeBufferPointer { tables in
             let first = tables.baseAddress!
-            let second = first + 256, third = first + 512, fourth = first + 768
+            let second = first + 256
+            let third = first + 512
+            let fourth = first + 768
             let text = input.assumingMemoryBound(to: UInt8.self)
             var invalid: Int32 = 0
             var read = wv_base64url_decode_bulk(text, letters.count, out.assumingMemoryBound(to: UInt8.self), byteCount, &invalid)
@@ -136,7 +139,8 @@ public enum Base64URL {
             // Eight letters give six bytes, stored as one eight-byte word whose last two bytes the next
             // store overwrites; so this runs while two bytes of room remain past the six.
             while read + 8 <= letters.count && written + 8 <= byteCount {
-                let high = group(at: read), low = group(at: read + 4)
+                let high = group(at: read)
+                let low = group(at: read + 4)
                 flags |= high | low
                 let word = (UInt64(high) << 40 | UInt64(low) << 16)
                 out.storeBytes(of: word.bigEndian, toByteOffset: written, as: UInt64.self)

@@ -18,9 +18,9 @@ public enum Argon2idPlatform {
     /// libargon2 on Linux; nil on Apple platforms, where the app passes its own.
     public static let builtIn: (any Argon2idDeriving)? = {
         #if canImport(CArgon2)
-        LibArgon2id()
+            LibArgon2id()
         #else
-        nil
+            nil
         #endif
     }()
 }

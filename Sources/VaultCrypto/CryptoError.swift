@@ -27,15 +27,15 @@ extension CodedError where ErrorCode == CryptoErrorCode {
             return
         }
         #if canImport(CryptoKit)
-        if let error = error as? CryptoKitError {
-            switch error {
-            case .authenticationFailure, .unwrapFailure: self.init(.authenticationFailure, "authentication failed")
-            case .incorrectKeySize: self.init(.invalidKeySize, "wrong key size")
-            case .incorrectParameterSize, .invalidParameter: self.init(.invalidParameter, "invalid parameter")
-            default: self.init(.libraryFailure, "CryptoKit: \(error)")
+            if let error = error as? CryptoKitError {
+                switch error {
+                case .authenticationFailure, .unwrapFailure: self.init(.authenticationFailure, "authentication failed")
+                case .incorrectKeySize: self.init(.invalidKeySize, "wrong key size")
+                case .incorrectParameterSize, .invalidParameter: self.init(.invalidParameter, "invalid parameter")
+                default: self.init(.libraryFailure, "CryptoKit: \(error)")
+                }
+                return
             }
-            return
-        }
         #endif
         self.init(.libraryFailure, "\(type(of: error))")
     }

@@ -2,5 +2,5 @@
 // SharedSecret. Elsewhere the OpenSSL backend defines the same names with the same signatures (swift-crypto's
 // arrangement), so VaultEnvelope and WalletVault compile unchanged against either.
 #if canImport(CryptoKit)
-@_exported import CryptoKit
+    @_exported import CryptoKit
 #endif

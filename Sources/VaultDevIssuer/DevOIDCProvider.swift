@@ -32,7 +32,8 @@ public struct DevOIDCProvider: MountedIssuer {
     public var trustedIssuer: OIDCTokenVerifier.TrustedIssuer {
         OIDCTokenVerifier.TrustedIssuer(
             rules: JWTClaimsRules(issuer: Self.issuer, audiences: [Self.audience]),
-            keys: JWKSSource(keys: JSONWebKeySet(keys: [JSONWebKey(keyID: signer.keyID, material: .rsa(signerPublicKey), algorithm: .rs256)])))
+            keys: JWKSSource(
+                keys: JSONWebKeySet(keys: [JSONWebKey(keyID: signer.keyID, material: .rsa(signerPublicKey), algorithm: .rs256)])))
     }
 
     private var signerPublicKey: RSA.Signing.PublicKey {
@@ -79,7 +80,11 @@ public struct DevOIDCProvider: MountedIssuer {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let token = try signer.sign(payload: try encoder.encode(claims), type: "at+jwt")
-            struct Issued: Encodable { let access_token: String; let token_type = "Bearer"; let expires_in: Int64 }
+            struct Issued: Encodable {
+                let access_token: String
+                let token_type = "Bearer"
+                let expires_in: Int64
+            }
             return .json(200, Issued(access_token: token, expires_in: Self.lifetime), headers: [("Cache-Control", "no-store")])
         } catch {
             throw APIError.internalError

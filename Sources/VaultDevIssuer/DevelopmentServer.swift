@@ -34,8 +34,9 @@ public enum DevelopmentServer {
             let devKey = try? RSA.Signing.PrivateKey(pemRepresentation: pem)
         else { throw ServerStartupError("cannot read the development signing key \(devKeyPath)") }
         let database = "sqlite:" + URL(fileURLWithPath: dataDirectory).appendingPathComponent("vault.sqlite").path
-        let configuration = ServerConfiguration(listen: listen, database: database, issuers: [], sessionKeysFile: sessionKeys,
-                                                storageKeyPepperFile: pepper, sessionIssuer: "walletvault-dev")
+        let configuration = ServerConfiguration(
+            listen: listen, database: database, issuers: [], sessionKeysFile: sessionKeys,
+            storageKeyPepperFile: pepper, sessionIssuer: "walletvault-dev")
         guard (try? configuration.listenAddress())?.host.hasPrefix("127.") == true else {
             throw ServerStartupError("--dev listens on loopback only (127.0.0.0/8)")
         }

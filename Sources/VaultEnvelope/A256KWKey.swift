@@ -16,8 +16,9 @@ struct A256KWKey: Sendable {
 
     /// An entry for `dek`, tagged with this key's source.
     func wrap(_ dek: SymmetricKey) throws(VaultEnvelopeError) -> WrappedKey {
-        WrappedKey(kekID: kekID, encryptedKey: try WrapPrimitives.aesKeyWrap(dek, with: key), scheme: .a256kw(source),
-                   label: nil, created: nil)
+        WrappedKey(
+            kekID: kekID, encryptedKey: try WrapPrimitives.aesKeyWrap(dek, with: key), scheme: .a256kw(source),
+            label: nil, created: nil)
     }
 
     /// Unwraps an `A256KW` entry from the same kind of source, or (for stored keys) a seed-form RFC 3394 entry.

@@ -73,7 +73,8 @@ public struct Argon2idCosts: Sendable, Hashable, CustomStringConvertible {
         let total = entries.reduce(0) { $0 + $1.work }
         guard total <= maxWorkPerOpen else {
             throw VaultEnvelopeError(
-                .workLimitExceeded, "the passphrase entries need \(total) KiB·passes of Argon2id; a reader spends at most \(maxWorkPerOpen)")
+                .workLimitExceeded, "the passphrase entries need \(total) KiB·passes of Argon2id; a reader spends at most \(maxWorkPerOpen)"
+            )
         }
     }
 

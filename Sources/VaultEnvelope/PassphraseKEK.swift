@@ -30,8 +30,10 @@ public struct PassphraseKEK: KeyEncryptionKey {
     /// - Throws: `VaultEnvelopeError` `.weakParameters` for costs outside `Argon2idCosts.floor...ceiling`,
     ///   `.workLimitExceeded` for costs whose `work` alone is above `Argon2idCosts.maxWorkPerOpen` (no reader would
     ///   derive them), `.unsupportedAlgorithm` without an Argon2id implementation, `.cryptoFailure` if Argon2id fails.
-    public init(passphrase: String, costs: Argon2idCosts = .default,
-                argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn) throws(VaultEnvelopeError) {
+    public init(
+        passphrase: String, costs: Argon2idCosts = .default,
+        argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn
+    ) throws(VaultEnvelopeError) {
         try Argon2idCosts.checkOpenBudget([costs])
         try self.init(password: Self.normalized(passphrase), salt: SecureRandom.bytes(count: 16), costs: costs, argon2id: argon2id)
     }
@@ -70,8 +72,10 @@ public struct PassphraseKEK: KeyEncryptionKey {
     ///   ceiling, `.workLimitExceeded` for more than `Argon2idCosts.maxEntriesPerOpen` passphrase entries or more total
     ///   work than `Argon2idCosts.maxWorkPerOpen`, `.noMatchingKey` if the envelope has no passphrase entry or the
     ///   passphrase is wrong.
-    public static func unlock(passphrase: String, in envelope: VaultEnvelope,
-                              argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn) throws(VaultEnvelopeError) -> PassphraseKEK {
+    public static func unlock(
+        passphrase: String, in envelope: VaultEnvelope,
+        argon2id: (any Argon2idDeriving)? = Argon2idPlatform.builtIn
+    ) throws(VaultEnvelopeError) -> PassphraseKEK {
         var candidates: [(kekID: String, salt: Data, costs: Argon2idCosts)] = []
         for entry in envelope.entries {
             if case .a256kw(.passphrase(let salt, let costs)) = entry.scheme { candidates.append((entry.kekID, salt, costs)) }

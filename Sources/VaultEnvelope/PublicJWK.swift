@@ -1,7 +1,7 @@
-import VaultJSON
 import Foundation
 import VaultCore
 import VaultCrypto
+import VaultJSON
 
 /// A public key as a JWK (RFC 7517): the `epk` and `jwk` members of an entry, and the source of `kek_id`
 /// for public-key KEKs.
@@ -41,7 +41,8 @@ public enum PublicJWK: Sendable, Equatable {
         case "EC":
             try reader.refuseMembers(otherThan: ["kty", "crv", "x", "y"])
             guard try reader.string("crv") == "P-256" else { throw VaultEnvelopeError(.malformed, "\(path).crv must be P-256") }
-            let x = try reader.bytes("x"), y = try reader.bytes("y")
+            let x = try reader.bytes("x")
+            let y = try reader.bytes("y")
             guard x.count == 32, y.count == 32 else {
                 throw VaultEnvelopeError(.malformed, "\(path) coordinates must be 32 bytes each")
             }
@@ -49,7 +50,8 @@ public enum PublicJWK: Sendable, Equatable {
             _ = try p256Key(path: path)
         case "RSA":
             try reader.refuseMembers(otherThan: ["kty", "n", "e"])
-            let n = try reader.bytes("n"), e = try reader.bytes("e")
+            let n = try reader.bytes("n")
+            let e = try reader.bytes("e")
             guard n.first != 0, e.first != 0 else {
                 throw VaultEnvelopeError(.malformed, "\(path).n and \(path).e must have no leading zero bytes")
             }
@@ -58,7 +60,8 @@ public enum PublicJWK: Sendable, Equatable {
                 throw VaultEnvelopeError(.malformed, "\(path) is an RSA key above \(Self.maximumRSABits) bits")
             }
             guard bits >= Self.minimumRSABits else {
-                throw VaultEnvelopeError(.weakParameters, "\(path) is a \(bits)-bit RSA key; at least \(Self.minimumRSABits) bits are required")
+                throw VaultEnvelopeError(
+                    .weakParameters, "\(path) is a \(bits)-bit RSA key; at least \(Self.minimumRSABits) bits are required")
             }
             self = .rsa(n: n, e: e)
         default:

@@ -85,7 +85,7 @@ public struct VaultEnvelope: Sendable {
             throw VaultEnvelopeError(.invalidShape, error.detail)
         }
         guard case .object(let members) = json, case .array(let entryValues)? = json["wrappedDeks"],
-              case .decoded(let ciphertext)? = cipher
+            case .decoded(let ciphertext)? = cipher
         else {
             throw VaultEnvelopeError(.invalidShape, "wrappedDeks must be an array and cipher base64url")
         }
@@ -155,9 +155,11 @@ public struct VaultEnvelope: Sendable {
     }
 
     /// Assembles an extended-form envelope the sealer has just made.
-    init(entries: [WrappedKey], sealedBox: AES.GCM.SealedBox, updatedAt: UTCTimestamp, hint: String?,
-         counter: UInt64, dekSeals: UInt64, identity: VaultIdentity, sealedVaultSecret: Data, macs: Data,
-         headerMembers: [(key: String, value: JSONValue)]) {
+    init(
+        entries: [WrappedKey], sealedBox: AES.GCM.SealedBox, updatedAt: UTCTimestamp, hint: String?,
+        counter: UInt64, dekSeals: UInt64, identity: VaultIdentity, sealedVaultSecret: Data, macs: Data,
+        headerMembers: [(key: String, value: JSONValue)]
+    ) {
         self.entries = entries
         self.sealedBox = sealedBox
         updatedUtc = updatedAt.description

@@ -201,7 +201,8 @@ public struct VaultOpener: Sendable {
         var identity: VaultIdentity?
         if let macs = envelope.macs, envelope.counter != nil {
             try HeaderAuthenticator(dek: dek).verify(macs: macs, header: envelope.header)
-            plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: try HeaderAuthenticator.additionalData(header: envelope.header))
+            plaintext = try Self.openVault(
+                envelope.sealedBox, dek: dek, aad: try HeaderAuthenticator.additionalData(header: envelope.header))
             if let identifier = envelope.vaultIdentifier, let epoch = envelope.epoch, let sealed = envelope.sealedVaultSecret {
                 identity = try VaultIdentity(vaultID: identifier, epoch: epoch, sealed: sealed, dek: dek)
             }

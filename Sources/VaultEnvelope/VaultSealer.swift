@@ -201,10 +201,11 @@ public struct VaultSealer: Sendable {
             throw VaultEnvelopeError(.malformed, "labels and the hint have at most \(WrappedKey.maxLabelCharacters) code points")
         }
         // Nor a set of passphrase entries a reader would refuse to derive for (FORMAT.md §7.3).
-        try Argon2idCosts.checkOpenBudget(entries.compactMap { entry in
-            guard case .a256kw(.passphrase(_, let costs)) = entry.scheme else { return nil }
-            return costs
-        })
+        try Argon2idCosts.checkOpenBudget(
+            entries.compactMap { entry in
+                guard case .a256kw(.passphrase(_, let costs)) = entry.scheme else { return nil }
+                return costs
+            })
         let counter = max(previousCounter, try await counterStore.highestCounter(for: vaultID)) + 1
         let now = clock()
         let sealedVaultSecret = try identity.sealed(dek: dek)

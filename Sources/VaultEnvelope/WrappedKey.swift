@@ -148,7 +148,8 @@ public struct WrappedKey: Sendable, Equatable {
         case .a256gcmkw:
             expectedLength = 32
             allowed.formUnion(["iv", "tag"])
-            let iv = try reader.bytes("iv"), tag = try reader.bytes("tag")
+            let iv = try reader.bytes("iv")
+            let tag = try reader.bytes("tag")
             guard iv.count == AES.GCM.Nonce.byteCount, tag.count == AES.GCM.SealedBox.tagByteCount else {
                 throw VaultEnvelopeError(.malformed, "\(path).iv must be 12 bytes and \(path).tag 16 bytes")
             }

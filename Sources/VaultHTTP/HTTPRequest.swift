@@ -16,17 +16,22 @@ public struct HTTPRequest: Sendable {
     public var remoteAddress: String?
 
     /// Creates a request.
-    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-                body: Data = Data(), remoteAddress: String? = nil) {
-        self.init(method: method, path: path, query: query,
-                  lowercasedHeaders: Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { "\($0), \($1)" }),
-                  body: body, remoteAddress: remoteAddress)
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: Data = Data(), remoteAddress: String? = nil
+    ) {
+        self.init(
+            method: method, path: path, query: query,
+            lowercasedHeaders: Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { "\($0), \($1)" }),
+            body: body, remoteAddress: remoteAddress)
     }
 
     /// Creates a request whose header names are lower-cased already, repeats joined (as `HTTPServer` collects
     /// them), without lower-casing and re-hashing them a second time.
-    init(method: String, path: String, query: [String: String], lowercasedHeaders: [String: String], body: Data,
-         remoteAddress: String?) {
+    init(
+        method: String, path: String, query: [String: String], lowercasedHeaders: [String: String], body: Data,
+        remoteAddress: String?
+    ) {
         self.method = method
         self.path = path
         self.query = query

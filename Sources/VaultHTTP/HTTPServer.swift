@@ -100,8 +100,9 @@ public final class HTTPServer: @unchecked Sendable {
                     tls_certificate_pem: certificate, tls_key_pem: key, tls_priorities: priorities,
                     uri_log: httpServerURILogHandler)
                 // libmicrohttpd turns the priority string into GnuTLS's priority cache while starting.
-                return wv_mhd_start(&native, httpServerAccessHandler, context, httpServerCompletedHandler, context,
-                                    httpServerConnectionHandler)
+                return wv_mhd_start(
+                    &native, httpServerAccessHandler, context, httpServerCompletedHandler, context,
+                    httpServerConnectionHandler)
             }
         }
         guard let started else {
@@ -176,12 +177,15 @@ public final class HTTPServer: @unchecked Sendable {
             if let refusal = Self.framingRefusal(connection, version: version, rawTarget: upload.rawTarget, limit: upload.limit) {
                 upload.refused = true
                 upload.answered = true
-                return Self.queue(responder.malformedResponse(method: method, path: url, status: refusal.status,
-                                                              reason: refusal.reason),
-                                  on: connection, closing: true)
+                return Self.queue(
+                    responder.malformedResponse(
+                        method: method, path: url, status: refusal.status,
+                        reason: refusal.reason),
+                    on: connection, closing: true)
             }
             if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
-               length > upload.limit {
+                length > upload.limit
+            {
                 // Decided before reading: the body is never buffered, at most drained.
                 upload.refused = true
                 let waitsForContinue = Self.value(connection, .HEADER_KIND, "Expect")?.lowercased() == "100-continue"
@@ -325,7 +329,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     static func framingRefusal(_ connection: OpaquePointer, version: String, rawTarget: String, limit: Int)
-        -> (status: Int, reason: String)? {
+        -> (status: Int, reason: String)?
+    {
         var facts = wv_mhd_header_facts()
         wv_mhd_header_facts_of(connection, &facts)
         if facts.bad_name != 0 { return (400, "a header field name holds a byte that is not a token character") }
@@ -398,19 +403,21 @@ public final class HTTPServer: @unchecked Sendable {
             init(isHeader: Bool) { self.isHeader = isHeader }
         }
         let collector = Collector(isHeader: kind == .HEADER_KIND)
-        _ = MHD_get_connection_values(connection, kind, { context, _, key, value in
-            guard let context, let key else { return .YES }
-            let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
-            let text = value.map { String(cString: $0) } ?? ""
-            guard collector.isHeader else {
-                let name = String(cString: key)
-                if collector.values[name] == nil { collector.values[name] = text }
+        _ = MHD_get_connection_values(
+            connection, kind,
+            { context, _, key, value in
+                guard let context, let key else { return .YES }
+                let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
+                let text = value.map { String(cString: $0) } ?? ""
+                guard collector.isHeader else {
+                    let name = String(cString: key)
+                    if collector.values[name] == nil { collector.values[name] = text }
+                    return .YES
+                }
+                let name = String(cString: key).lowercased()
+                collector.values[name] = collector.values[name].map { $0 + ", " + text } ?? text
                 return .YES
-            }
-            let name = String(cString: key).lowercased()
-            collector.values[name] = collector.values[name].map { $0 + ", " + text } ?? text
-            return .YES
-        }, Unmanaged.passUnretained(collector).toOpaque())
+            }, Unmanaged.passUnretained(collector).toOpaque())
         return collector.values
     }
 
@@ -536,7 +543,8 @@ private final class ConnectionWatch: @unchecked Sendable {
                 // thread. `now - since` then trapped on the unsigned underflow and took the whole server down (seen
                 // once in about twenty 20 000-user load runs, issue 19).
                 guard !entry.cut, let since = entry.waitingSince, now > since, now - since > limit,
-                      let connection = OpaquePointer(bitPattern: key) else { continue }
+                    let connection = OpaquePointer(bitPattern: key)
+                else { continue }
                 entries[key]?.cut = true
                 _ = wv_mhd_shutdown_connection(connection)
             }
@@ -574,17 +582,19 @@ private let httpServerAccessHandler: MHD_AccessHandlerCallback = {
     context, connection, url, method, version, data, uploadSize, state in
     guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-    return server.handle(connection: connection, url: String(cString: url), method: String(cString: method),
-                         version: version.map { String(cString: $0) } ?? "", data: data, uploadSize: uploadSize,
-                         state: state)
+    return server.handle(
+        connection: connection, url: String(cString: url), method: String(cString: method),
+        version: version.map { String(cString: $0) } ?? "", data: data, uploadSize: uploadSize,
+        state: state)
 }
 
-private let httpServerURILogHandler: @convention(c) (
-    UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
-) -> UnsafeMutableRawPointer? = { context, uri, _ in
-    guard let context else { return nil }
-    return Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().requestLineRead(uri: uri)
-}
+private let httpServerURILogHandler:
+    @convention(c) (
+        UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
+    ) -> UnsafeMutableRawPointer? = { context, uri, _ in
+        guard let context else { return nil }
+        return Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().requestLineRead(uri: uri)
+    }
 
 private let httpServerConnectionHandler: MHD_NotifyConnectionCallback = { context, connection, _, code in
     guard let context else { return }

@@ -20,11 +20,13 @@ public enum TLSProfile: String, Sendable, CaseIterable {
         case .intermediate: versions = "-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
         case .modern: versions = "-VERS-ALL:+VERS-TLS1.3"
         }
-        return ["NORMAL", versions,
-                "-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA",
-                "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305",
-                "-MAC-ALL:+AEAD",
-                "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1",
-                "-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1"].joined(separator: ":")
+        return [
+            "NORMAL", versions,
+            "-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA",
+            "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305",
+            "-MAC-ALL:+AEAD",
+            "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1",
+            "-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1",
+        ].joined(separator: ":")
     }
 }

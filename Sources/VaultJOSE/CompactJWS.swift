@@ -32,19 +32,24 @@ public struct CompactJWS: Sendable {
             // memchr: the generic byte loops over the ~900-byte token showed in the D1 profile.
             func dot(after start: Int) -> Int? {
                 guard start < raw.count, let base = raw.baseAddress,
-                      let found = memchr(base + start, Int32(UInt8(ascii: ".")), raw.count - start) else { return nil }
+                    let found = memchr(base + start, Int32(UInt8(ascii: ".")), raw.count - start)
+                else { return nil }
                 return UnsafeRawPointer(found) - base
             }
             guard let first = dot(after: 0), let second = dot(after: first + 1), dot(after: second + 1) == nil
             else { return .notThreeParts }
             guard let header = Base64URL.decode(UnsafeRawBufferPointer(rebasing: raw[..<first])),
-                  let payload = Base64URL.decode(UnsafeRawBufferPointer(rebasing: raw[(first + 1)..<second])),
-                  let signature = Base64URL.decode(UnsafeRawBufferPointer(rebasing: raw[(second + 1)...]))
+                let payload = Base64URL.decode(UnsafeRawBufferPointer(rebasing: raw[(first + 1)..<second])),
+                let signature = Base64URL.decode(UnsafeRawBufferPointer(rebasing: raw[(second + 1)...]))
             else { return .notBase64URL }
-            return .parts(header: header, payload: payload, signature: signature,
-                          signingInput: Data(UnsafeRawBufferPointer(rebasing: raw[..<second])))
+            return .parts(
+                header: header, payload: payload, signature: signature,
+                signingInput: Data(UnsafeRawBufferPointer(rebasing: raw[..<second])))
         }
-        let headerBytes: Data, payload: Data, signature: Data, signingInput: Data
+        let headerBytes: Data
+        let payload: Data
+        let signature: Data
+        let signingInput: Data
         switch split {
         case .notThreeParts: throw JOSEError(.malformed, "a compact JWS has three parts")
         case .notBase64URL: throw JOSEError(.malformed, "a part is not canonical base64url")

@@ -25,11 +25,12 @@ public struct JSONWebKey: Sendable {
         self.keyID = keyID
         self.material = material
         if case .hmac(let secret) = material { keyedMAC = KeyedHMAC(key: secret) } else { keyedMAC = nil }
-        let natural: Set<JWSAlgorithm> = switch material {
-        case .rsa: [.rs256, .ps256]
-        case .p256: [.es256]
-        case .hmac: [.hs256]
-        }
+        let natural: Set<JWSAlgorithm> =
+            switch material {
+            case .rsa: [.rs256, .ps256]
+            case .p256: [.es256]
+            case .hmac: [.hs256]
+            }
         self.algorithms = algorithm.map { natural.intersection([$0]) } ?? natural
     }
 

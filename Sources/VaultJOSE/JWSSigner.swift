@@ -1,7 +1,7 @@
 import Foundation
-import VaultJSON
 import VaultCore
 import VaultCrypto
+import VaultJSON
 
 /// A private or shared key that produces compact JWS tokens.
 public struct JWSSigner: Sendable {
@@ -55,12 +55,13 @@ public struct JWSSigner: Sendable {
         let headerJSON = PortableJSONSerializer.data(of: .object(members))
         let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
         let input = Data(signingInput.utf8)
-        let signature: Data = switch key {
-        case .hmac(let secret): keyedMAC?.code(for: input) ?? HMAC<SHA256>.authenticationCode(for: input, using: secret)
-        case .rsa(let privateKey, .ps256): try privateKey.signature(for: input, padding: .pss)
-        case .rsa(let privateKey, _): try privateKey.signature(for: input, padding: .pkcs1v1_5)
-        case .p256(let privateKey): try privateKey.signature(for: input).rawRepresentation
-        }
+        let signature: Data =
+            switch key {
+            case .hmac(let secret): keyedMAC?.code(for: input) ?? HMAC<SHA256>.authenticationCode(for: input, using: secret)
+            case .rsa(let privateKey, .ps256): try privateKey.signature(for: input, padding: .pss)
+            case .rsa(let privateKey, _): try privateKey.signature(for: input, padding: .pkcs1v1_5)
+            case .p256(let privateKey): try privateKey.signature(for: input).rawRepresentation
+            }
         return signingInput + "." + Base64URL.encode(signature)
     }
 
@@ -69,12 +70,16 @@ public struct JWSSigner: Sendable {
         switch key {
         case .hmac: return nil
         case .rsa(let privateKey, let algorithm):
-            return ["kty": "RSA", "kid": keyID, "use": "sig", "alg": algorithm.rawValue,
-                    "n": Base64URL.encode(privateKey.publicKey.modulus), "e": Base64URL.encode(privateKey.publicKey.exponent)]
+            return [
+                "kty": "RSA", "kid": keyID, "use": "sig", "alg": algorithm.rawValue,
+                "n": Base64URL.encode(privateKey.publicKey.modulus), "e": Base64URL.encode(privateKey.publicKey.exponent),
+            ]
         case .p256(let privateKey):
             let raw = privateKey.publicKey.rawRepresentation
-            return ["kty": "EC", "kid": keyID, "use": "sig", "alg": "ES256", "crv": "P-256",
-                    "x": Base64URL.encode(raw.prefix(32)), "y": Base64URL.encode(raw.suffix(32))]
+            return [
+                "kty": "EC", "kid": keyID, "use": "sig", "alg": "ES256", "crv": "P-256",
+                "x": Base64URL.encode(raw.prefix(32)), "y": Base64URL.encode(raw.suffix(32)),
+            ]
         }
     }
 }

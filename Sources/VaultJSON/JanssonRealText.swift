@@ -124,7 +124,8 @@ private struct BigUnsigned {
     }
 
     mutating func shiftLeft(by bits: Int) {
-        let whole = bits / 32, part = bits % 32
+        let whole = bits / 32
+        let part = bits % 32
         if part != 0 {
             var carry: UInt32 = 0
             for index in limbs.indices {

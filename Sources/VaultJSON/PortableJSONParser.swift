@@ -79,7 +79,6 @@ private struct Reader {
         let isEscaped: Bool
     }
 
-
     private let bytes: UnsafePointer<UInt8>
     private let count: Int
     private let maxDepth: Int
@@ -129,7 +128,8 @@ private struct Reader {
                     break
                 }
                 guard byte == UInt8(ascii: open[top].isObject ? "}" : "]") else {
-                    throw syntax(open[top].isObject ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element")
+                    throw syntax(
+                        open[top].isObject ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element")
                 }
                 offset += 1
                 closeContainer()

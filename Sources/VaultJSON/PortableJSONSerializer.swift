@@ -143,8 +143,10 @@ public enum PortableJSONSerializer {
                 case 0x0D: output.append(UInt8(ascii: "r"))
                 case 0x09: output.append(UInt8(ascii: "t"))
                 default:
-                    output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                               hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                    output.append(contentsOf: [
+                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
+                    ])
                 }
                 position += 1
                 runStart = position

@@ -15,8 +15,9 @@ final class HeapTrimmer: Sendable {
     /// Starts trimming every `intervalSeconds` with `trim` (glibc's `malloc_trim(0)` by default).
     init(intervalSeconds: Double, trim: @escaping @Sendable () -> Void = HeapTrimmer.returnFreePages) {
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "walletvault.heap-trim", qos: .utility))
-        timer.schedule(deadline: .now() + intervalSeconds, repeating: intervalSeconds,
-                       leeway: .milliseconds(Int(intervalSeconds * 100)))
+        timer.schedule(
+            deadline: .now() + intervalSeconds, repeating: intervalSeconds,
+            leeway: .milliseconds(Int(intervalSeconds * 100)))
         timer.setEventHandler(handler: trim)
         timer.resume()
     }

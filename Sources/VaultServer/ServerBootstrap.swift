@@ -55,8 +55,10 @@ public enum ServerBootstrap {
     /// Builds the application from a checked configuration, optionally with an issuer served in process.
     ///
     /// - Throws: `ServerStartupError` for unreadable files, bad keys or an unusable database.
-    public static func assemble(_ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
-                                clock: any ServerClock = SystemClock(), logger: RequestLogger = RequestLogger(enabled: true))
+    public static func assemble(
+        _ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
+        clock: any ServerClock = SystemClock(), logger: RequestLogger = RequestLogger(enabled: true)
+    )
         throws(ServerStartupError) -> Application
     {
         let store = try openStore(configuration)
@@ -70,10 +72,12 @@ public enum ServerBootstrap {
             } else {
                 throw ServerStartupError("config key issuers: jwks_uri of \(entry.issuer) is not an http(s) URL")
             }
-            issuers.append(.init(
-                rules: JWTClaimsRules(issuer: entry.issuer, audiences: Set(entry.audiences),
-                                      allowedAuthorizedParties: entry.allowedAZP.map(Set.init)),
-                keys: keys))
+            issuers.append(
+                .init(
+                    rules: JWTClaimsRules(
+                        issuer: entry.issuer, audiences: Set(entry.audiences),
+                        allowedAuthorizedParties: entry.allowedAZP.map(Set.init)),
+                    keys: keys))
         }
         if let mountedIssuer {
             issuers.append(mountedIssuer.trustedIssuer)
@@ -86,9 +90,10 @@ public enum ServerBootstrap {
         let drain = DrainSignal()
         let service = WalletVaultService(
             store: store, oidc: OIDCTokenVerifier(issuers: issuers),
-            sessions: try SessionTokenService(issuer: configuration.sessionIssuer,
-                                              keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile),
-                                              oidcIssuers: Set(issuers.map(\.rules.issuer))),
+            sessions: try SessionTokenService(
+                issuer: configuration.sessionIssuer,
+                keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile),
+                oidcIssuers: Set(issuers.map(\.rules.issuer))),
             storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
             mountedIssuer: mountedIssuer, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies,
             drain: drain)
@@ -98,12 +103,15 @@ public enum ServerBootstrap {
     /// Starts a server from a checked configuration, optionally with an issuer served in process.
     ///
     /// - Throws: `ServerStartupError` for unreadable files, bad keys, an unusable database or a busy port.
-    public static func start(_ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
-                             clock: any ServerClock = SystemClock(), logRequests: Bool = true) throws(ServerStartupError) -> Running {
+    public static func start(
+        _ configuration: ServerConfiguration, mountedIssuer: (any MountedIssuer)? = nil,
+        clock: any ServerClock = SystemClock(), logRequests: Bool = true
+    ) throws(ServerStartupError) -> Running {
         // Before the store is opened: a wrong certificate or key should stop startup having touched nothing.
         let tlsCredentials = try configuration.tls.map { files throws(ServerStartupError) in try TLSCredentials.load(files) }
-        let application = try assemble(configuration, mountedIssuer: mountedIssuer, clock: clock,
-                                       logger: RequestLogger(enabled: logRequests))
+        let application = try assemble(
+            configuration, mountedIssuer: mountedIssuer, clock: clock,
+            logger: RequestLogger(enabled: logRequests))
         let address = try configuration.listenAddress()
         var options = HTTPServer.Options()
         options.host = address.host
@@ -120,8 +128,9 @@ public enum ServerBootstrap {
             options.tlsProfile = tls.profile
         }
         let metrics = application.metrics
-        let server = HTTPServer(options: options, responder: application.service,
-                                connectionObserver: { opened in metrics.connectionChanged(opened: opened) })
+        let server = HTTPServer(
+            options: options, responder: application.service,
+            connectionObserver: { opened in metrics.connectionChanged(opened: opened) })
         let port: UInt16
         do {
             port = try server.start()
@@ -129,9 +138,10 @@ public enum ServerBootstrap {
             application.store.close()
             throw ServerStartupError(error.reason)
         }
-        return Running(server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
-                       tls: options.tls != nil, store: application.store, heapTrimmer: HeapTrimmer(intervalSeconds: 60),
-                       drain: application.drain)
+        return Running(
+            server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
+            tls: options.tls != nil, store: application.store, heapTrimmer: HeapTrimmer(intervalSeconds: 60),
+            drain: application.drain)
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.
@@ -140,12 +150,15 @@ public enum ServerBootstrap {
         do {
             if database.hasPrefix("sqlite:") {
                 // This process is SQLite's only writer, so a cache in front of it cannot go stale.
-                return CachingVaultStore(base: try SQLiteVaultStore(path: String(database.dropFirst("sqlite:".count)),
-                                                                    historyVersions: configuration.historyVersions))
+                return CachingVaultStore(
+                    base: try SQLiteVaultStore(
+                        path: String(database.dropFirst("sqlite:".count)),
+                        historyVersions: configuration.historyVersions))
             }
             if ServerConfiguration.postgresSchemes.contains(where: database.hasPrefix) {
-                return try PostgresVaultStore(url: database, poolSize: configuration.databasePoolSize,
-                                              historyVersions: configuration.historyVersions)
+                return try PostgresVaultStore(
+                    url: database, poolSize: configuration.databasePoolSize,
+                    historyVersions: configuration.historyVersions)
             }
         } catch {
             // The reason never quotes the URL, which may carry a password.

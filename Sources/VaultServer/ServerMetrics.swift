@@ -1,6 +1,6 @@
 import Foundation
-import VaultWire
 import Synchronization
+import VaultWire
 
 /// Counters and histograms for `GET /metrics`, in the Prometheus text format (version 0.0.4).
 public final class ServerMetrics: Sendable {

@@ -23,13 +23,16 @@ public struct WalletVaultService: HTTPResponder {
     private let knownRoutes: Set<String>
 
     /// Assembles the service from its parts.
-    public init(store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
-                limits: ServerConfiguration.Limits, clock: any ServerClock, mountedIssuer: (any MountedIssuer)?, logger: RequestLogger,
-                metrics: ServerMetrics, trustedProxies: [String] = [], drain: DrainSignal = DrainSignal()) {
+    public init(
+        store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
+        limits: ServerConfiguration.Limits, clock: any ServerClock, mountedIssuer: (any MountedIssuer)?, logger: RequestLogger,
+        metrics: ServerMetrics, trustedProxies: [String] = [], drain: DrainSignal = DrainSignal()
+    ) {
         self.store = store
         sessionTokens = SessionTokenEndpoint(oidc: oidc, sessions: sessions, clock: clock)
-        backup = BackupEndpoint(store: store, sessions: sessions, storageKeys: storageKeys,
-                                rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock)
+        backup = BackupEndpoint(
+            store: store, sessions: sessions, storageKeys: storageKeys,
+            rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock)
         self.mountedIssuer = mountedIssuer
         knownRoutes = Self.apiRoutes.union(mountedIssuer?.knownPaths ?? [])
         self.maxBlobBytes = limits.maxBlobBytes
@@ -45,12 +48,14 @@ public struct WalletVaultService: HTTPResponder {
     }
 
     public func tooLargeResponse(method: String, path: String, limit: Int) -> HTTPResponse {
-        let error = path == WirePath.backup
+        let error =
+            path == WirePath.backup
             ? APIError.blobTooLarge(limit: limit)
             : APIError(.requestTooLarge, "the body is larger than \(limit) bytes")
         let response = error.response
-        record(HTTPRequest(method: method, path: path), response: response, bytesIn: limit + 1, notes: RequestNotes(),
-               started: DispatchTime.now())
+        record(
+            HTTPRequest(method: method, path: path), response: response, bytesIn: limit + 1, notes: RequestNotes(),
+            started: DispatchTime.now())
         return response
     }
 
@@ -120,12 +125,15 @@ public struct WalletVaultService: HTTPResponder {
     private func record(_ request: HTTPRequest, response: HTTPResponse, bytesIn: Int, notes: RequestNotes, started: DispatchTime) {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000_000
         let route = knownRoutes.contains(request.path) ? request.path : "(unknown)"
-        metrics.record(route: route, status: response.status, seconds: seconds, requestBytes: bytesIn,
-                       responseBytes: response.body.count, storeFailed: notes.storeFailed)
+        metrics.record(
+            route: route, status: response.status, seconds: seconds, requestBytes: bytesIn,
+            responseBytes: response.body.count, storeFailed: notes.storeFailed)
         guard logger.enabled else { return }
-        logger.write(.init(time: clock.now().description, method: String(request.method.prefix(16)), route: route,
-                           status: response.status, durationMs: (seconds * 1_000_000).rounded() / 1000, bytesIn: bytesIn,
-                           bytesOut: response.body.count, client: clientAddresses.client(of: request), user: notes.user,
-                           reason: notes.reason))
+        logger.write(
+            .init(
+                time: clock.now().description, method: String(request.method.prefix(16)), route: route,
+                status: response.status, durationMs: (seconds * 1_000_000).rounded() / 1000, bytesIn: bytesIn,
+                bytesOut: response.body.count, client: clientAddresses.client(of: request), user: notes.user,
+                reason: notes.reason))
     }
 }

@@ -65,8 +65,10 @@ public final class CachingVaultStore: VaultStore {
             throw error
         }
         if case .saved(let syncID, _) = outcome {
-            remember(StoredVault(syncID: syncID, updatedUtc: request.header.updatedUtc, hint: request.header.hint,
-                                 body: request.body), for: request.key)
+            remember(
+                StoredVault(
+                    syncID: syncID, updatedUtc: request.header.updatedUtc, hint: request.header.hint,
+                    body: request.body), for: request.key)
         }
         return outcome
     }

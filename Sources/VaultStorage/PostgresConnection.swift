@@ -99,7 +99,9 @@ final class PostgresConnection: @unchecked Sendable {
             while let extra = PQgetResult(handle) { PQclear(extra) }
         }
         if let sync = PQgetResult(handle) {
-            if PQresultStatus(sync) != PGRES_PIPELINE_SYNC { failure = failure ?? StoreError(.unavailable, "PostgreSQL: pipeline out of step") }
+            if PQresultStatus(sync) != PGRES_PIPELINE_SYNC {
+                failure = failure ?? StoreError(.unavailable, "PostgreSQL: pipeline out of step")
+            }
             PQclear(sync)
         }
         if let failure { throw failure }
@@ -170,7 +172,8 @@ final class PostgresConnection: @unchecked Sendable {
         default:
             let state = PQresultErrorField(result, Self.sqlStateField).map { String(cString: $0) }
             // The primary message only: DETAIL lines can quote row values.
-            let message = PQresultErrorField(result, Self.primaryMessageField).map { String(cString: $0) }
+            let message =
+                PQresultErrorField(result, Self.primaryMessageField).map { String(cString: $0) }
                 ?? Self.trimmed(PQerrorMessage(handle))
             let code: StoreError.Code =
                 PQstatus(handle) != CONNECTION_OK || state.map(Self.isTransient) ?? true ? .unavailable : .corrupt

@@ -39,16 +39,21 @@ final class PostgresSaveSteps: SaveSteps {
         lockedRecentSaves = []
         for row in 0..<recent.rowCount { lockedRecentSaves.append(try recent.integer(row, 0)) }
         let current = results[3]
-        lockedCurrent = current.rowCount == 0 ? nil : StoredVault(
-            syncID: UTCTimestamp(millisecondsSinceEpoch: try current.integer(0, 0)),
-            updatedUtc: current.text(0, 1) ?? "", hint: current.text(0, 2), body: Data())
+        lockedCurrent =
+            current.rowCount == 0
+            ? nil
+            : StoredVault(
+                syncID: UTCTimestamp(millisecondsSinceEpoch: try current.integer(0, 0)),
+                updatedUtc: current.text(0, 1) ?? "", hint: current.text(0, 2), body: Data())
         return locked.isNull(0, 0) ? nil : UTCTimestamp(millisecondsSinceEpoch: try locked.integer(0, 0))
     }
 
     /// The lock and the two reads that must follow it, after one leading step (`BEGIN` or the new user row).
     private func lockedReads(_ key: PostgresValue) -> [PostgresConnection.PipelineStep] {
-        [.statement(.lockUser, [key]), .statement(.recentSaves, [key, .integer(horizon), .integer(Int64(limit))]),
-         .statement(.currentVersion, [key])]
+        [
+            .statement(.lockUser, [key]), .statement(.recentSaves, [key, .integer(horizon), .integer(Int64(limit))]),
+            .statement(.currentVersion, [key]),
+        ]
     }
 
     func recentSaves(_ key: StorageKey, after horizon: Int64, limit: Int) throws(StoreError) -> [Int64] {
@@ -66,9 +71,13 @@ final class PostgresSaveSteps: SaveSteps {
     func write(_ request: SaveRequest, syncID: UTCTimestamp, keeping: Int, forgettingThrough horizon: Int64) throws(StoreError) {
         let key = PostgresValue.bytes(request.key.bytes)
         _ = try connection.pipeline([
-            .statement(.insertVersion, [key, .integer(syncID.millisecondsSinceEpoch), .text(request.header.updatedUtc),
-                                        .text(request.header.hint), .bytes(request.body),
-                                        .integer(request.now.millisecondsSinceEpoch)]),
+            .statement(
+                .insertVersion,
+                [
+                    key, .integer(syncID.millisecondsSinceEpoch), .text(request.header.updatedUtc),
+                    .text(request.header.hint), .bytes(request.body),
+                    .integer(request.now.millisecondsSinceEpoch),
+                ]),
             // A new statement sees the version just inserted, so the trim counts it.
             .statement(.trimHistory, [key, .integer(Int64(keeping)), .integer(horizon)]),
             .control("COMMIT"),
@@ -79,28 +88,37 @@ final class PostgresSaveSteps: SaveSteps {
 
 extension PostgresStatement {
     static let lockUser = Self(name: "lock_user", sql: "SELECT last_sync_ms FROM vault_users WHERE storage_key = $1 FOR UPDATE")
-    static let addUser = Self(name: "add_user", sql: "INSERT INTO vault_users (storage_key) VALUES ($1) ON CONFLICT (storage_key) DO NOTHING")
-    static let recentSaves = Self(name: "recent_saves", sql: """
-        SELECT at_ms FROM save_events WHERE storage_key = $1 AND at_ms > $2 ORDER BY at_ms DESC LIMIT $3
-        """)
-    static let currentVersion = Self(name: "current_version", sql: """
-        SELECT sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
-        """)
+    static let addUser = Self(
+        name: "add_user", sql: "INSERT INTO vault_users (storage_key) VALUES ($1) ON CONFLICT (storage_key) DO NOTHING")
+    static let recentSaves = Self(
+        name: "recent_saves",
+        sql: """
+            SELECT at_ms FROM save_events WHERE storage_key = $1 AND at_ms > $2 ORDER BY at_ms DESC LIMIT $3
+            """)
+    static let currentVersion = Self(
+        name: "current_version",
+        sql: """
+            SELECT sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
+            """)
     /// Inserts the version and the save record, and moves the user's last issued sync ID.
-    static let insertVersion = Self(name: "insert_version", sql: """
-        WITH version AS (
-            INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body) VALUES ($1, $2, $3, $4, $5)
-        ), event AS (
-            INSERT INTO save_events (storage_key, at_ms) VALUES ($1, $6)
-        )
-        UPDATE vault_users SET last_sync_ms = $2 WHERE storage_key = $1
-        """)
+    static let insertVersion = Self(
+        name: "insert_version",
+        sql: """
+            WITH version AS (
+                INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body) VALUES ($1, $2, $3, $4, $5)
+            ), event AS (
+                INSERT INTO save_events (storage_key, at_ms) VALUES ($1, $6)
+            )
+            UPDATE vault_users SET last_sync_ms = $2 WHERE storage_key = $1
+            """)
     /// Erases versions beyond the newest $2 and save records at or before $3.
-    static let trimHistory = Self(name: "trim_history", sql: """
-        WITH pruned AS (
-            DELETE FROM save_events WHERE storage_key = $1 AND at_ms <= $3
-        )
-        DELETE FROM vault_versions WHERE storage_key = $1 AND sync_ms <= (
-            SELECT sync_ms FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1 OFFSET $2)
-        """)
+    static let trimHistory = Self(
+        name: "trim_history",
+        sql: """
+            WITH pruned AS (
+                DELETE FROM save_events WHERE storage_key = $1 AND at_ms <= $3
+            )
+            DELETE FROM vault_versions WHERE storage_key = $1 AND sync_ms <= (
+                SELECT sync_ms FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1 OFFSET $2)
+            """)
 }

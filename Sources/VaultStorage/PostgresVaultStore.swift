@@ -62,9 +62,11 @@ public final class PostgresVaultStore: VaultStore {
             let result = try connection.query(.versions, [.bytes(key.bytes)])
             var versions: [StoredVersion] = []
             for row in 0..<result.rowCount {
-                versions.append(StoredVersion(syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(row, 0)),
-                                              bytes: Int(try result.integer(row, 1)), updatedUtc: result.text(row, 2) ?? "",
-                                              hint: result.text(row, 3)))
+                versions.append(
+                    StoredVersion(
+                        syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(row, 0)),
+                        bytes: Int(try result.integer(row, 1)), updatedUtc: result.text(row, 2) ?? "",
+                        hint: result.text(row, 3)))
             }
             return versions
         }
@@ -104,14 +106,16 @@ public final class PostgresVaultStore: VaultStore {
 
     private static func storedVault(_ result: PostgresResult) throws(StoreError) -> StoredVault? {
         guard result.rowCount > 0 else { return nil }
-        return StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(0, 0)),
-                           updatedUtc: result.text(0, 1) ?? "", hint: result.text(0, 2), body: result.bytes(0, 3))
+        return StoredVault(
+            syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(0, 0)),
+            updatedUtc: result.text(0, 1) ?? "", hint: result.text(0, 2), body: result.bytes(0, 3))
     }
 
     /// Runs the migrations this database lacks; nodes starting together each run a migration at most once between them.
     private static func migrate(_ connection: PostgresConnection) throws(StoreError) {
         // A node starting at the same moment may win this race; the query below fails if the table is really missing.
-        try? connection.execute("""
+        try? connection.execute(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version BIGINT PRIMARY KEY,
                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
@@ -132,20 +136,28 @@ public final class PostgresVaultStore: VaultStore {
 }
 
 extension PostgresStatement {
-    static let loadCurrent = Self(name: "load_current", sql: """
-        SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
-        """)
-    static let loadVersion = Self(name: "load_version", sql: """
-        SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 AND sync_ms = $2
-        """)
-    static let versions = Self(name: "versions", sql: """
-        SELECT sync_ms, octet_length(body)::BIGINT, updated_utc, hint FROM vault_versions WHERE storage_key = $1
-        ORDER BY sync_ms DESC
-        """)
+    static let loadCurrent = Self(
+        name: "load_current",
+        sql: """
+            SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
+            """)
+    static let loadVersion = Self(
+        name: "load_version",
+        sql: """
+            SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 AND sync_ms = $2
+            """)
+    static let versions = Self(
+        name: "versions",
+        sql: """
+            SELECT sync_ms, octet_length(body)::BIGINT, updated_utc, hint FROM vault_versions WHERE storage_key = $1
+            ORDER BY sync_ms DESC
+            """)
     static let deleteVersions = Self(name: "delete_versions", sql: "DELETE FROM vault_versions WHERE storage_key = $1")
     static let reachable = Self(name: "reachable", sql: "SELECT 1")
     static let schemaVersion = Self(name: "schema_version", sql: "SELECT coalesce(max(version), 0) FROM schema_migrations")
-    static let claimMigration = Self(name: "claim_migration", sql: """
-        INSERT INTO schema_migrations (version) VALUES ($1) ON CONFLICT (version) DO NOTHING RETURNING version
-        """)
+    static let claimMigration = Self(
+        name: "claim_migration",
+        sql: """
+            INSERT INTO schema_migrations (version) VALUES ($1) ON CONFLICT (version) DO NOTHING RETURNING version
+            """)
 }

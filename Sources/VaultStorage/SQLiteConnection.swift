@@ -57,10 +57,12 @@ final class SQLiteConnection: @unchecked Sendable {
     func observeWriteAheadLog(_ observer: @escaping @Sendable (Int) -> Void) {
         let box = WALObserver(observer)
         walObserver = box
-        sqlite3_wal_hook(handle, { context, _, _, frames in
-            Unmanaged<WALObserver>.fromOpaque(context!).takeUnretainedValue().observe(Int(frames))
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(box).toOpaque())
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                Unmanaged<WALObserver>.fromOpaque(context!).takeUnretainedValue().observe(Int(frames))
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(box).toOpaque())
     }
 
     /// The whole value of a BLOB column in one row, read by SQLite's incremental blob I/O straight into the buffer
@@ -177,9 +179,11 @@ final class SQLiteStatement: @unchecked Sendable {
             case .integer(let number): try connection.check(sqlite3_bind_int64(handle, index, number))
             case .text(let text): try connection.check(sqlite3_bind_text(handle, index, text, -1, sqliteTransient))
             case .blob(let data):
-                try connection.check(data.withUnsafeBytes {
-                    sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), sqliteTransient)
-                })
+                try connection.check(
+                    data.withUnsafeBytes {
+                        sqlite3_bind_blob64(
+                            handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), sqliteTransient)
+                    })
             case .null: try connection.check(sqlite3_bind_null(handle, index))
             }
         }

@@ -79,15 +79,17 @@ public final class SQLiteVaultStore: VaultStore {
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        try loadVersion("""
+        try loadVersion(
+            """
             SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ?
             ORDER BY sync_ms DESC LIMIT 1
             """, [.blob(key.bytes)])
     }
 
     public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
-        try loadVersion("SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? AND sync_ms = ?",
-                        [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)])
+        try loadVersion(
+            "SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? AND sync_ms = ?",
+            [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)])
     }
 
     /// Finds a version's row with `sql` (rowid, sync_ms, updated_utc, hint) and reads its body with incremental blob
@@ -95,20 +97,24 @@ public final class SQLiteVaultStore: VaultStore {
     private func loadVersion(_ sql: String, _ parameters: [SQLiteStatement.Value]) throws(StoreError) -> StoredVault? {
         try withReader { reader throws(StoreError) in
             try reader.statement(sql).first(parameters) { row throws(StoreError) in
-                StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(1)), updatedUtc: row.text(2) ?? "",
-                            hint: row.text(3),
-                            body: try reader.connection.readBlob(table: "vault_versions", column: "body", rowid: row.integer(0)))
+                StoredVault(
+                    syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(1)), updatedUtc: row.text(2) ?? "",
+                    hint: row.text(3),
+                    body: try reader.connection.readBlob(table: "vault_versions", column: "body", rowid: row.integer(0)))
             }
         }
     }
 
     public func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] {
-        try read("""
+        try read(
+            """
             SELECT sync_ms, length(body), updated_utc, hint FROM vault_versions WHERE storage_key = ?
             ORDER BY sync_ms DESC
-            """, [.blob(key.bytes)]) { row in
-            StoredVersion(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), bytes: Int(row.integer(1)),
-                          updatedUtc: row.text(2) ?? "", hint: row.text(3))
+            """, [.blob(key.bytes)]
+        ) { row in
+            StoredVersion(
+                syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), bytes: Int(row.integer(1)),
+                updatedUtc: row.text(2) ?? "", hint: row.text(3))
         }
     }
 
@@ -186,7 +192,8 @@ public final class SQLiteVaultStore: VaultStore {
         // FULL makes each commit reach the disk before the save is acknowledged. 16 KiB pages (for a new file;
         // an existing one keeps its size) put a 64 KiB blob in 5 pages instead of 17: fewer log frames, overflow
         // pages and write calls per save; measured 20% more saves per second than 4 KiB (docs/PERFORMANCE.md).
-        try connection.execute("PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;")
+        try connection.execute(
+            "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;")
         return connection
     }
 

@@ -25,11 +25,13 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
             "SELECT sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1")
         insertVersion = try connection.prepare(
             "INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body) VALUES (?, ?, ?, ?, ?)")
-        setLastSyncID = try connection.prepare("""
+        setLastSyncID = try connection.prepare(
+            """
             INSERT INTO vault_users (storage_key, last_sync_ms) VALUES (?, ?)
             ON CONFLICT (storage_key) DO UPDATE SET last_sync_ms = excluded.last_sync_ms
             """)
-        trimVersions = try connection.prepare("""
+        trimVersions = try connection.prepare(
+            """
             DELETE FROM vault_versions WHERE storage_key = ?1 AND sync_ms <= (
                 SELECT sync_ms FROM vault_versions WHERE storage_key = ?1 ORDER BY sync_ms DESC LIMIT 1 OFFSET ?2)
             """)
@@ -51,15 +53,19 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
 
     func currentVersion(_ key: StorageKey) throws(StoreError) -> StoredVault? {
         try current.query([.blob(key.bytes)]) { row in
-            StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
-                        hint: row.text(2), body: Data())
+            StoredVault(
+                syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
+                hint: row.text(2), body: Data())
         }.first
     }
 
     func write(_ request: SaveRequest, syncID: UTCTimestamp, keeping: Int, forgettingThrough horizon: Int64) throws(StoreError) {
-        let key = SQLiteStatement.Value.blob(request.key.bytes), sync = SQLiteStatement.Value.integer(syncID.millisecondsSinceEpoch)
-        try insertVersion.run([key, sync, .text(request.header.updatedUtc), request.header.hint.map { .text($0) } ?? .null,
-                               .blob(request.body)])
+        let key = SQLiteStatement.Value.blob(request.key.bytes)
+        let sync = SQLiteStatement.Value.integer(syncID.millisecondsSinceEpoch)
+        try insertVersion.run([
+            key, sync, .text(request.header.updatedUtc), request.header.hint.map { .text($0) } ?? .null,
+            .blob(request.body),
+        ])
         try setLastSyncID.run([key, sync])
         try trimVersions.run([key, .integer(Int64(keeping))])
         try recordSave.run([key, .integer(request.now.millisecondsSinceEpoch)])

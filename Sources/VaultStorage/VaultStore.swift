@@ -124,8 +124,10 @@ public struct SaveRequest: Sendable {
     public let now: UTCTimestamp
 
     /// Creates a save request.
-    public init(key: StorageKey, body: Data, header: VaultBlobHeader, precondition: SavePrecondition,
-                rateLimit: SlidingWindowRateLimit, now: UTCTimestamp) {
+    public init(
+        key: StorageKey, body: Data, header: VaultBlobHeader, precondition: SavePrecondition,
+        rateLimit: SlidingWindowRateLimit, now: UTCTimestamp
+    ) {
         self.key = key
         self.body = body
         self.header = header

@@ -31,7 +31,9 @@ public struct FileAtRestKeyStore: AtRestKeyStore {
         let key = SymmetricKey(size: .bits256)
         do throws(VaultEnvelopeError) { try OwnerOnlyFile.create(file, bytes: key.withUnsafeBytes { Data($0) }) } catch {
             // Another writer created it first: use theirs.
-            guard let bytes = try? Data(contentsOf: file), bytes.count == 32 else { throw SyncError(.localStorage, "cannot write at-rest.key") }
+            guard let bytes = try? Data(contentsOf: file), bytes.count == 32 else {
+                throw SyncError(.localStorage, "cannot write at-rest.key")
+            }
             return SymmetricKey(data: bytes)
         }
         return key

@@ -1,8 +1,9 @@
 import Foundation
 import VaultCore
 import VaultWire
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The backup service's actions (D2 save, D3 load, versions, erasure) with typed errors, session renewal and retries.
@@ -41,8 +42,10 @@ public struct BackupClient: Sendable {
     private let sender: RetryingSender
 
     /// Creates a client for the server at `serverURL`.
-    public init(serverURL: URL, tokens: SessionTokenProvider, transport: any HTTPTransport = URLSessionTransport(),
-                clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy()) {
+    public init(
+        serverURL: URL, tokens: SessionTokenProvider, transport: any HTTPTransport = URLSessionTransport(),
+        clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy()
+    ) {
         endpoint = serverURL.appendingPathComponent(String(WirePath.backup.dropFirst()))
         self.tokens = tokens
         sender = RetryingSender(transport: transport, policy: retryPolicy, clock: clock)
@@ -56,7 +59,9 @@ public struct BackupClient: Sendable {
             if let header = precondition.header { request.setValue(header.value, forHTTPHeaderField: header.name) }
         }
         guard response.statusCode == 200 else { throw Self.error(response, data) }
-        guard let syncID = ServerErrorBody(data).string(WireName.syncID) else { throw .rejected(status: 200, code: "malformed_save_response") }
+        guard let syncID = ServerErrorBody(data).string(WireName.syncID) else {
+            throw .rejected(status: 200, code: "malformed_save_response")
+        }
         return syncID
     }
 

@@ -53,8 +53,9 @@ public struct LocalVaultStore: Sendable {
         self.directory = directory
         self.atRestKeys = atRestKeys ?? FileAtRestKeyStore(file: directory.appendingPathComponent("at-rest.key"))
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw SyncError(.localStorage, "cannot create \(directory.path)")
         }
@@ -168,8 +169,9 @@ public struct LocalVaultStore: Sendable {
     private func readDocument(_ name: String) throws(SyncError) -> VaultDocument? {
         guard let sealed = try? Data(contentsOf: url(name)) else { return nil }
         do {
-            let plaintext = try AES.GCM.open(try AES.GCM.SealedBox(combined: sealed), using: try atRestKey(),
-                                             authenticating: Data(name.utf8))
+            let plaintext = try AES.GCM.open(
+                try AES.GCM.SealedBox(combined: sealed), using: try atRestKey(),
+                authenticating: Data(name.utf8))
             return try VaultDocument(json: try JSONParser().parse(plaintext))
         } catch {
             throw SyncError(.localStorage, "\(name) cannot be read back")
@@ -178,8 +180,9 @@ public struct LocalVaultStore: Sendable {
 
     private func writeDocument(_ document: VaultDocument, to name: String) throws(SyncError) {
         do {
-            let sealed = try AES.GCM.seal(JSONSerializer.data(of: document.json), using: try atRestKey(),
-                                          authenticating: Data(name.utf8))
+            let sealed = try AES.GCM.seal(
+                JSONSerializer.data(of: document.json), using: try atRestKey(),
+                authenticating: Data(name.utf8))
             guard let combined = sealed.combined else { throw SyncError(.localStorage, "cannot seal \(name)") }
             try write(combined, to: name)
         } catch let error as SyncError {
@@ -195,8 +198,9 @@ public struct LocalVaultStore: Sendable {
             throw SyncError(.localStorage, "cannot write \(name)")
         }
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        try? FileManager.default.setAttributes([.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication],
-                                               ofItemAtPath: url(name).path)
+            try? FileManager.default.setAttributes(
+                [.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication],
+                ofItemAtPath: url(name).path)
         #endif
     }
 }

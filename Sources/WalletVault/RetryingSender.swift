@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Sends a request, retrying network failures and 5xx answers by a `RetryPolicy`; 4xx answers return at once.

@@ -1,8 +1,9 @@
 import Foundation
 import VaultCore
 import VaultWire
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Keeps a session token for the backup service fresh, exchanging the app's OIDC token at D1.
@@ -32,9 +33,11 @@ public actor SessionTokenProvider {
     public private(set) var exchangeCount = 0
 
     /// Creates a provider for the server at `serverURL`.
-    public init(serverURL: URL, accessToken: @escaping AccessTokenSource, transport: any HTTPTransport = URLSessionTransport(),
-                clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy(),
-                refreshMarginSeconds: Int64 = 90) {
+    public init(
+        serverURL: URL, accessToken: @escaping AccessTokenSource, transport: any HTTPTransport = URLSessionTransport(),
+        clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy(),
+        refreshMarginSeconds: Int64 = 90
+    ) {
         endpoint = serverURL.appendingPathComponent(String(WirePath.sessionToken.dropFirst()))
         self.accessToken = accessToken
         self.sender = RetryingSender(transport: transport, policy: retryPolicy, clock: clock)
@@ -90,7 +93,10 @@ public actor SessionTokenProvider {
         request.setValue("Bearer \(oidcToken)", forHTTPHeaderField: "Authorization")
         let issuedAt = clock.now().millisecondsSinceEpoch
         let (data, response) = try await sender.send(request)
-        struct Answer: Decodable { let access_token: String; let expires_in: Int64 }
+        struct Answer: Decodable {
+            let access_token: String
+            let expires_in: Int64
+        }
         switch response.statusCode {
         case 200:
             guard let answer = try? JSONDecoder().decode(Answer.self, from: data), answer.expires_in > 0 else {

@@ -31,8 +31,10 @@ public enum ThreeWayMerge {
     }
 
     /// Merges `local` and `remote`, both descended from `base`.
-    public static func merge(base: VaultDocument, local: VaultDocument, remote: VaultDocument,
-                             conflictWinner: ConflictWinner = .newest) -> Result {
+    public static func merge(
+        base: VaultDocument, local: VaultDocument, remote: VaultDocument,
+        conflictWinner: ConflictWinner = .newest
+    ) -> Result {
         var merged = VaultDocument()
         var conflicts: [String] = []
         let identifiers = Set(base.items.keys).union(local.items.keys).union(remote.items.keys)
@@ -55,8 +57,10 @@ public enum ThreeWayMerge {
         return Result(merged: merged, conflicts: conflicts.sorted())
     }
 
-    private static func winner(_ mine: VaultDocument.Item?, _ theirs: VaultDocument.Item?,
-                               _ rule: ConflictWinner) -> VaultDocument.Item? {
+    private static func winner(
+        _ mine: VaultDocument.Item?, _ theirs: VaultDocument.Item?,
+        _ rule: ConflictWinner
+    ) -> VaultDocument.Item? {
         switch rule {
         case .local: return mine
         case .remote: return theirs

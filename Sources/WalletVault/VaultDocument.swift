@@ -58,10 +58,21 @@ public struct VaultDocument: Sendable, Equatable {
 
     /// The document as JSON: `{"items": {"<id>": {"value": ..., "modified": "<RFC 3339>"}}}`.
     public var json: JSONValue {
-        .object([("items", .object(items.sorted { $0.key < $1.key }.map { id, item in
-            (id, .object([("value", item.value ?? .null), ("modified", .string(item.modifiedAt.description)),
-                          ("deleted", .bool(item.isDeleted))]))
-        }))])
+        .object([
+            (
+                "items",
+                .object(
+                    items.sorted { $0.key < $1.key }.map { id, item in
+                        (
+                            id,
+                            .object([
+                                ("value", item.value ?? .null), ("modified", .string(item.modifiedAt.description)),
+                                ("deleted", .bool(item.isDeleted)),
+                            ])
+                        )
+                    })
+            )
+        ])
     }
 
     /// Reads a document from its JSON form.

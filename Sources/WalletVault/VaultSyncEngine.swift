@@ -52,9 +52,11 @@ public actor VaultSyncEngine {
     /// file when nil; on Apple platforms, a `PlatformDeviceKeyStore`).
     ///
     /// - Throws: `SyncError` `.localStorage` when the profile's counter file is unreadable.
-    public init(store: LocalVaultStore, deviceKeys: (any DeviceKeyStore)? = nil, backup: BackupClient, deviceLabel: String,
-                maxBlobBytes: Int = 1_048_576, policy: SyncPlanner.Policy = .threeWayMerge, conflictHandler: ConflictHandler? = nil,
-                clock: any WalletClock = SystemWalletClock()) throws(SyncError) {
+    public init(
+        store: LocalVaultStore, deviceKeys: (any DeviceKeyStore)? = nil, backup: BackupClient, deviceLabel: String,
+        maxBlobBytes: Int = 1_048_576, policy: SyncPlanner.Policy = .threeWayMerge, conflictHandler: ConflictHandler? = nil,
+        clock: any WalletClock = SystemWalletClock()
+    ) throws(SyncError) {
         self.store = store
         keys = deviceKeys ?? store
         self.backup = backup
@@ -99,7 +101,7 @@ public actor VaultSyncEngine {
     public func assess(_ blob: Data) async -> RemoteAssessment {
         let envelope: VaultEnvelope
         do throws(VaultEnvelopeError) { envelope = try VaultEnvelope(parsing: blob) } catch { return .unreadable(reason: error.reason) }
-        let highest = (try? await counters.highestCounter(for: Self.vaultID)) ?? 0
+        let highest = await counters.highestCounter(for: Self.vaultID)
         guard let counter = envelope.counter else { return highest > 0 ? .older(counter: nil, highest: highest) : .newer }
         return counter < highest ? .older(counter: counter, highest: highest) : .newer
     }
@@ -114,7 +116,8 @@ public actor VaultSyncEngine {
             let device = try keys.deviceKeyCreatingIfNeeded()
             let working = try readWorking()
             let document = working.document ?? VaultDocument()
-            let recipients = [VaultSealer.Recipient(device, label: deviceLabel)]
+            let recipients =
+                [VaultSealer.Recipient(device, label: deviceLabel)]
                 + recoveryPaths.map { VaultSealer.Recipient($0.key, label: $0.label) }
             let sealed = try await envelopeCall { try await sealer.create(encode(document), vaultID: Self.vaultID, recipients: recipients) }
             let version = try await upload(sealed, document: document, basedOn: working, precondition: .absent)
@@ -141,7 +144,8 @@ public actor VaultSyncEngine {
             for _ in 0..<Self.maxRounds {
                 if let report = try await syncRound() { return report }
             }
-            throw SyncError(.server, "other devices kept saving; try again", backupError: .conflict(currentSyncID: nil, currentUpdatedUtc: nil))
+            throw SyncError(
+                .server, "other devices kept saving; try again", backupError: .conflict(currentSyncID: nil, currentUpdatedUtc: nil))
         } catch {
             guard case .rateLimited(let seconds)? = error.backupError else { throw error }
             // The local copy stays authoritative; remember when the server allows the next save.
@@ -163,8 +167,9 @@ public actor VaultSyncEngine {
         // Read after the load, so an edit made while it was in flight takes part in this round's plan.
         let record = store.syncRecord()
         let working = try readWorking()
-        let local = SyncPlanner.LocalState(syncedVersion: record.syncedVersion, hasLocalEdits: record.hasLocalEdits,
-                                           hasVault: working.document != nil)
+        let local = SyncPlanner.LocalState(
+            syncedVersion: record.syncedVersion, hasLocalEdits: record.hasLocalEdits,
+            hasVault: working.document != nil)
         if remote == .empty, working.document == nil {
             throw SyncError(.noVault, "no vault is stored for this account")
         }
@@ -178,8 +183,10 @@ public actor VaultSyncEngine {
                 guard let document = working.document else { return nil }
                 let state = try await openSynced()
                 let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: state) }
-                return .pushed(version: try await upload(sealed, document: document, basedOn: working,
-                                                         precondition: .ifMatch(syncID: basedOn)))
+                return .pushed(
+                    version: try await upload(
+                        sealed, document: document, basedOn: working,
+                        precondition: .ifMatch(syncID: basedOn)))
             case .restore(let version):
                 guard let snapshot else { return nil }
                 return try await restore(snapshot, version: version, replacing: working)
@@ -214,7 +221,9 @@ public actor VaultSyncEngine {
     }
 
     /// Replaces the working copy with the server's; nil (another round) when an edit came in since `working` was read.
-    private func restore(_ snapshot: BackupClient.Snapshot, version: String, replacing working: WorkingRead) async throws(SyncError) -> SyncReport? {
+    private func restore(_ snapshot: BackupClient.Snapshot, version: String, replacing working: WorkingRead) async throws(SyncError)
+        -> SyncReport?
+    {
         let opened = try await open(snapshot.blob)
         let document = try decode(opened.plaintext)
         // The edit makes this a merge, which the next round plans.
@@ -248,7 +257,9 @@ public actor VaultSyncEngine {
     /// The base stays the last version this device's working copy descends from until the merged save is accepted:
     /// after a 409, the next round must merge against the same ancestor, or items the working copy has not seen yet
     /// would look deleted here.
-    private func mergeOutcome(working: VaultDocument, cloud: VaultDocument, cloudUpdated: UTCTimestamp) async throws(SyncError) -> MergeOutcome {
+    private func mergeOutcome(working: VaultDocument, cloud: VaultDocument, cloudUpdated: UTCTimestamp) async throws(SyncError)
+        -> MergeOutcome
+    {
         let base = try store.syncedCopy() ?? VaultDocument()
         let localUpdated = working.items.values.map(\.modifiedAt).max() ?? UTCTimestamp(millisecondsSinceEpoch: 0)
         let result = ThreeWayMerge.merge(base: base, local: working, remote: cloud)
@@ -282,8 +293,9 @@ public actor VaultSyncEngine {
             return try await restore(snapshot, version: version, replacing: working)
         case .save(let chosen, let conflicts):
             let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: opened.state) }
-            return .merged(version: try await upload(sealed, document: chosen, basedOn: working, precondition: .ifMatch(syncID: version)),
-                           conflicts: conflicts)
+            return .merged(
+                version: try await upload(sealed, document: chosen, basedOn: working, precondition: .ifMatch(syncID: version)),
+                conflicts: conflicts)
         }
     }
 
@@ -332,7 +344,9 @@ public actor VaultSyncEngine {
     /// - Throws: `SyncError` `.server` when the server refused or failed (nothing local changed then), `.localStorage`.
     public func eraseAccount() async throws(SyncError) {
         try await exclusively { () async throws(SyncError) in
-            do throws(BackupError) { try await backup.erase() } catch { throw SyncError(.server, "erasing the vault failed", backupError: error) }
+            do throws(BackupError) { try await backup.erase() } catch {
+                throw SyncError(.server, "erasing the vault failed", backupError: error)
+            }
             try await envelopeCall { try await counters.forget(Self.vaultID) }
             try store.eraseVault(at: clock.now())
             editGeneration &+= 1
@@ -367,7 +381,7 @@ public actor VaultSyncEngine {
     ///
     /// - Throws: `SyncError` `.localStorage` when the counter file cannot be read.
     public func vaultFingerprint() async throws(SyncError) -> String? {
-        try await envelopeCall { try await counters.anchor(for: Self.vaultID) }.map { "epoch \($0.epoch): \($0.displayFingerprint)" }
+        await counters.anchor(for: Self.vaultID).map { "epoch \($0.epoch): \($0.displayFingerprint)" }
     }
 
     /// The approving half, second step: the six digits the new device must be given, so that it knows the blob it
@@ -420,7 +434,8 @@ public actor VaultSyncEngine {
             let working = try readWorking()
             var document = cloud
             if store.syncRecord().hasLocalEdits, let local = working.document,
-                case .save(let merged, _) = try await mergeOutcome(working: local, cloud: cloud, cloudUpdated: opened.state.envelope.updatedAt)
+                case .save(let merged, _) = try await mergeOutcome(
+                    working: local, cloud: cloud, cloudUpdated: opened.state.envelope.updatedAt)
             {
                 document = merged
             }
@@ -432,7 +447,8 @@ public actor VaultSyncEngine {
             let sealed = try await envelopeCall { [document, state] in
                 try await sealer.seal(encode(document), over: state, keys: [device, recoveryKey])
             }
-            return .restored(version: try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version)))
+            return .restored(
+                version: try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version)))
         }
     }
 
@@ -476,8 +492,9 @@ public actor VaultSyncEngine {
             case .a256kw(.recoveryCode), .a256kw(.passphrase): isRecovery = true
             default: isRecovery = false
             }
-            return DeviceEntry(kekID: entry.kekID, label: entry.label ?? "", algorithm: entry.algorithm?.rawValue ?? "seed",
-                               created: entry.created, isThisDevice: own.contains(entry.kekID), isRecoveryPath: isRecovery)
+            return DeviceEntry(
+                kekID: entry.kekID, label: entry.label ?? "", algorithm: entry.algorithm?.rawValue ?? "seed",
+                created: entry.created, isThisDevice: own.contains(entry.kekID), isRecoveryPath: isRecovery)
         }
     }
 
@@ -488,11 +505,13 @@ public actor VaultSyncEngine {
         let entries = try devices()
         let deviceKeys = entries.filter { !$0.isRecoveryPath }.count
         let recoveryPaths = entries.filter(\.isRecoveryPath).count
-        let warning: String? = deviceKeys + recoveryPaths < 2
+        let warning: String? =
+            deviceKeys + recoveryPaths < 2
             ? "only one way into this vault: losing it loses the vault; add a recovery code or another device"
             : recoveryPaths == 0 ? "no recovery code or passphrase: if every device is lost, the vault is lost" : nil
-        return KeyHealth(usableHere: entries.filter(\.isThisDevice).map(\.kekID), deviceKeys: deviceKeys,
-                         recoveryPaths: recoveryPaths, warning: warning)
+        return KeyHealth(
+            usableHere: entries.filter(\.isThisDevice).map(\.kekID), deviceKeys: deviceKeys,
+            recoveryPaths: recoveryPaths, warning: warning)
     }
 
     // MARK: - Plumbing
@@ -539,7 +558,7 @@ public actor VaultSyncEngine {
         }
         do {
             return try await open(blob, keys: device.unwrappingKeys + extraKeys)
-        } catch where error.code == .noAccess {
+        } catch  where error.code == .noAccess {
             throw removal(of: [device.kekID, device.pairingKekID], in: blob) ?? error
         }
     }
@@ -567,8 +586,10 @@ public actor VaultSyncEngine {
     }
 
     /// Saves a sealed vault and, once the server accepted it, records it as the new synced state.
-    private func upload(_ sealed: VaultSealer.SealedVault, document: VaultDocument, basedOn working: WorkingRead,
-                        precondition: SavePrecondition) async throws(SyncError) -> String {
+    private func upload(
+        _ sealed: VaultSealer.SealedVault, document: VaultDocument, basedOn working: WorkingRead,
+        precondition: SavePrecondition
+    ) async throws(SyncError) -> String {
         let version: String
         do { version = try await backup.save(sealed.blob, precondition: precondition) } catch {
             throw SyncError(.server, "saving the vault failed", backupError: error)
@@ -588,8 +609,10 @@ public actor VaultSyncEngine {
             try store.saveWorkingCopy(document)
         } else {
             let current = try store.workingCopy() ?? document
-            let rebased = ThreeWayMerge.merge(base: working.document ?? VaultDocument(), local: current, remote: document,
-                                              conflictWinner: .local).merged
+            let rebased = ThreeWayMerge.merge(
+                base: working.document ?? VaultDocument(), local: current, remote: document,
+                conflictWinner: .local
+            ).merged
             try store.saveWorkingCopy(rebased)
             record.hasLocalEdits = rebased != document
         }

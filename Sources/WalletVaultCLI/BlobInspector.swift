@@ -36,17 +36,21 @@ public struct BlobInspector: Sendable {
     /// Inspects `blob`.
     public func inspect(_ blob: Data) -> Report {
         guard blob.count <= maxBlobBytes else {
-            return Report(verdict: .refused(status: 413, code: "blob_too_large",
-                                            detail: "\(blob.count) bytes, the limit is \(maxBlobBytes)"), lines: [])
+            return Report(
+                verdict: .refused(
+                    status: 413, code: "blob_too_large",
+                    detail: "\(blob.count) bytes, the limit is \(maxBlobBytes)"), lines: [])
         }
         let json: JSONValue
         do { json = try JSONParser(maxDepth: 64).parse(blob) } catch {
             if error.code == .duplicateKey {
-                return Report(verdict: .refused(status: 400, code: "invalid_vault_shape", detail: "a member name is repeated (\(error.reason))"),
-                              lines: [])
+                return Report(
+                    verdict: .refused(status: 400, code: "invalid_vault_shape", detail: "a member name is repeated (\(error.reason))"),
+                    lines: [])
             }
-            return Report(verdict: .refused(status: 400, code: "invalid_json", detail: "the body is not valid JSON: \(error.reason)"),
-                          lines: [])
+            return Report(
+                verdict: .refused(status: 400, code: "invalid_json", detail: "the body is not valid JSON: \(error.reason)"),
+                lines: [])
         }
         let header: VaultBlobHeader
         do { header = try VaultShapeValidator().validate(json) } catch {
@@ -71,9 +75,10 @@ public struct BlobInspector: Sendable {
             var facts = ["kek_id \(entry["kek_id"]?.stringValue ?? "?")"]
             facts.append("alg \(entry["alg"]?.stringValue ?? "(seed form)")")
             if let kdf = entry["kdf"]?.stringValue {
-                facts.append(kdf == "Argon2id"
-                    ? "kdf Argon2id m=\(entry["m"].map(Self.text) ?? "?") t=\(entry["t"].map(Self.text) ?? "?") p=\(entry["p"].map(Self.text) ?? "?")"
-                    : "kdf \(kdf)")
+                facts.append(
+                    kdf == "Argon2id"
+                        ? "kdf Argon2id m=\(entry["m"].map(Self.text) ?? "?") t=\(entry["t"].map(Self.text) ?? "?") p=\(entry["p"].map(Self.text) ?? "?")"
+                        : "kdf \(kdf)")
             }
             if let label = entry["label"]?.stringValue { facts.append("label \"\(label)\"") }
             if let created = entry["created"]?.stringValue { facts.append("created \(created)") }

@@ -21,49 +21,71 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A usage error, `<what happened>: run `walletvault help [COMMAND]``, as every message is `<what>: <what to do>`.
     static func usage(_ message: String, command: String? = nil) -> CLIError {
-        CLIError(.usage, "\(message): run `walletvault help\(command.map { " " + $0 } ?? "")` for "
-            + (command == nil ? "the commands" : "its usage"))
+        CLIError(
+            .usage,
+            "\(message): run `walletvault help\(command.map { " " + $0 } ?? "")` for "
+                + (command == nil ? "the commands" : "its usage"))
     }
 
     /// Translates an SDK error into what the user should do next.
     static func from(_ error: SyncError) -> CLIError {
         switch error.code {
         case .noVault:
-            return CLIError(.vaultState, "no vault yet (\(error.reason)): run `walletvault init` on the first device, "
-                + "or `walletvault pair request` on another")
+            return CLIError(
+                .vaultState,
+                "no vault yet (\(error.reason)): run `walletvault init` on the first device, "
+                    + "or `walletvault pair request` on another")
         case .noAccess:
-            return CLIError(.noAccess, "this device cannot open the vault (\(error.reason)): run `walletvault pair request` here "
-                + "and approve it on a device that has the vault, or `walletvault recover --code`")
+            return CLIError(
+                .noAccess,
+                "this device cannot open the vault (\(error.reason)): run `walletvault pair request` here "
+                    + "and approve it on a device that has the vault, or `walletvault recover --code`")
         case .removedFromVault:
-            return CLIError(.noAccess, "\(error.reason): to use this device again, approve a new `walletvault pair request` "
-                + "from a device in the vault, or `walletvault recover --code`")
+            return CLIError(
+                .noAccess,
+                "\(error.reason): to use this device again, approve a new `walletvault pair request` "
+                    + "from a device in the vault, or `walletvault recover --code`")
         case .authenticationCanceled:
             return CLIError(.noAccess, "this device's key was not unlocked (\(error.reason)): run the command again and confirm")
         case .keyInvalidated:
-            return CLIError(.noAccess, "this device's key was invalidated (\(error.reason)): run `walletvault recover --code` "
-                + "or `--passphrase`, or pair again")
+            return CLIError(
+                .noAccess,
+                "this device's key was invalidated (\(error.reason)): run `walletvault recover --code` "
+                    + "or `--passphrase`, or pair again")
         case .rollbackDetected:
-            return CLIError(.integrity, "the server served an older vault than this device has seen (\(error.reason)); "
-                + "nothing was changed: report it to the server's operator")
+            return CLIError(
+                .integrity,
+                "the server served an older vault than this device has seen (\(error.reason)); "
+                    + "nothing was changed: report it to the server's operator")
         case .tampered:
-            return CLIError(.integrity, "the vault on the server was altered (\(error.reason)); nothing was changed: "
-                + "report it to the server's operator")
+            return CLIError(
+                .integrity,
+                "the vault on the server was altered (\(error.reason)); nothing was changed: "
+                    + "report it to the server's operator")
         case .tooLarge:
             return CLIError(.usage, "the vault would be too large for the server (\(error.reason)): remove items and try again")
         case .unresolvedConflict:
-            return CLIError(.conflict, "\(error.reason); your edits are kept here: run `walletvault sync` at a terminal to "
-                + "choose, or `walletvault sync --keep local|cloud|merge`")
+            return CLIError(
+                .conflict,
+                "\(error.reason); your edits are kept here: run `walletvault sync` at a terminal to "
+                    + "choose, or `walletvault sync --keep local|cloud|merge`")
         case .localStorage:
-            return CLIError(.localStorage, "this device's vault files cannot be used (\(error.reason)): check the profile "
-                + "directory's permissions and free space")
+            return CLIError(
+                .localStorage,
+                "this device's vault files cannot be used (\(error.reason)): check the profile "
+                    + "directory's permissions and free space")
         case .invalidInput:
             return CLIError(.usage, "\(error.reason)")
         case .confirmationRequired:
-            return CLIError(.noAccess, "this device has not confirmed the vault yet (\(error.reason)): run "
-                + "`walletvault pair confirm CODE` with the code the approving device showed")
+            return CLIError(
+                .noAccess,
+                "this device has not confirmed the vault yet (\(error.reason)): run "
+                    + "`walletvault pair confirm CODE` with the code the approving device showed")
         case .confirmationMismatch:
-            return CLIError(.integrity, "\(error.reason): type the code again exactly as the approving device shows it; if it "
-                + "still differs, the vault on the server was not written by that device: pair again")
+            return CLIError(
+                .integrity,
+                "\(error.reason): type the code again exactly as the approving device shows it; if it "
+                    + "still differs, the vault on the server was not written by that device: pair again")
         case .server:
             guard let backup = error.backupError else { return CLIError(.server, "\(error.reason): try again later") }
             return from(backup, context: error.reason)
@@ -90,8 +112,10 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .serverUnavailable(let status):
             return CLIError(.server, "\(context): the server failed (HTTP \(status)): try again later")
         case .transport(let reason):
-            return CLIError(.server, "\(context): the server cannot be reached (\(reason)): check it is running and the URL "
-                + "in `walletvault status`")
+            return CLIError(
+                .server,
+                "\(context): the server cannot be reached (\(reason)): check it is running and the URL "
+                    + "in `walletvault status`")
         }
     }
 

@@ -21,7 +21,8 @@ enum ConflictPrompt {
 
     private static func ask(_ context: ConflictContext, terminal: any Terminal) -> ConflictResolution {
         terminal.note("Changed both here and on another device: \(context.conflictingItems.joined(separator: ", "))")
-        terminal.note("  this device edited at \(context.localUpdated.description), the server's copy is from \(context.cloudUpdated.description)")
+        terminal.note(
+            "  this device edited at \(context.localUpdated.description), the server's copy is from \(context.cloudUpdated.description)")
         while true {
             let answer = terminal.readLine(prompt: "Keep [l]ocal, keep [c]loud, or [m]erge (the later change wins)? ")?
                 .trimmingCharacters(in: .whitespaces).lowercased()

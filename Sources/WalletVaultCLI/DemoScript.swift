@@ -13,12 +13,15 @@ struct DemoScript: Sendable {
         step(1, "Device A creates the vault and saves two items")
         try await run("A", ["login"] + account + ["--label", "Laptop (A)"])
         let initOutput = try await run("A", ["init"])
-        guard let code = initOutput.range(of: #"[0-9A-Z]{5}(-[0-9A-Z]{5}){6}"#, options: .regularExpression).map({ String(initOutput[$0]) }) else {
+        guard let code = initOutput.range(of: #"[0-9A-Z]{5}(-[0-9A-Z]{5}){6}"#, options: .regularExpression).map({ String(initOutput[$0]) })
+        else {
             throw CLIError(.server, "demo: init printed no recovery code")
         }
         let codeFile = try write("recovery-code.txt", code + "\n")
         say("(You would write the code down; the demo keeps it in $DEMO/recovery-code.txt, mode 0600, for step 5.)")
-        let items = try write("items.json", """
+        let items = try write(
+            "items.json",
+            """
             {"passport": {"type": "PID", "issuer": "https://issuer.example", "number": "X1234567"},
              "driving-licence": {"type": "mDL", "categories": ["B"]}}
             """)
@@ -34,8 +37,9 @@ struct DemoScript: Sendable {
         else { throw CLIError(.server, "demo: pair request printed no request") }
         say("On A the same digits appear; the demo confirms with --sas as a person would by looking:")
         let approval = try await run("A", ["pair", "approve", request, "--sas", sas])
-        guard let code = approval.range(of: #"code for it: [0-9]{3} [0-9]{3}"#, options: .regularExpression)
-            .map({ String(approval[$0].suffix(7)) })
+        guard
+            let code = approval.range(of: #"code for it: [0-9]{3} [0-9]{3}"#, options: .regularExpression)
+                .map({ String(approval[$0].suffix(7)) })
         else { throw CLIError(.server, "demo: pair approve printed no confirmation code") }
         say("B cannot know the vault it now finds on the server is A's until it checks A's code:")
         try await run("B", ["pull"], expect: .noAccess)
@@ -65,8 +69,10 @@ struct DemoScript: Sendable {
         try await run("B", ["devices"])
 
         step(6, "A revokes B: the data key is rotated, so B can open nothing saved from now on")
-        guard let bKey = try? String(contentsOf: ProfileHome(directory: home("B")).deviceDirectory.appendingPathComponent("device-kek-id"),
-                                     encoding: .utf8)
+        guard
+            let bKey = try? String(
+                contentsOf: ProfileHome(directory: home("B")).deviceDirectory.appendingPathComponent("device-kek-id"),
+                encoding: .utf8)
         else { throw CLIError(.localStorage, "demo: B has no key id") }
         say("A offers the recovery code so the recovery entry survives the rotation.")
         try await run("A", Self.revokeArguments(kekID: bKey, codeFile: codeFile))
@@ -102,7 +108,8 @@ struct DemoScript: Sendable {
         let capture = CapturingTerminal(base: terminal, shortening: (workspace.path, "$DEMO"))
         let code = await WalletVaultTool.run(["--home", home(device).path] + arguments, terminal: capture)
         if code != expect.rawValue {
-            throw CLIError(ExitCode(rawValue: code) ?? .server, "demo: `\(shown.joined(separator: " "))` exited \(code), expected \(expect.rawValue)")
+            throw CLIError(
+                ExitCode(rawValue: code) ?? .server, "demo: `\(shown.joined(separator: " "))` exited \(code), expected \(expect.rawValue)")
         }
         if code != 0 { terminal.line("    (exit \(code), as expected)") }
         return capture.output

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A `walletvault-server --dev` child process on a free loopback port, for `demo` and the tests.
@@ -25,13 +26,16 @@ public final class DevServer: @unchecked Sendable {
     /// Starts the server with its data in `dataDirectory` and waits (up to `timeoutSeconds`) for its first line.
     ///
     /// - Throws: `CLIError` `.server` when the binary is missing or does not start.
-    public init(binary: URL = DevServer.binary(), dataDirectory: URL, savesPerHour: Int? = nil, timeoutSeconds: Double = 20) throws(CLIError) {
+    public init(binary: URL = DevServer.binary(), dataDirectory: URL, savesPerHour: Int? = nil, timeoutSeconds: Double = 20)
+        throws(CLIError)
+    {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw CLIError(.server, "no server binary at \(binary.path): build it (`swift build`) or set WALLETVAULT_SERVER_BIN")
         }
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["--dev", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory.path, "--quiet"]
+        process.arguments =
+            ["--dev", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory.path, "--quiet"]
             + (savesPerHour.map { ["--saves-per-hour", String($0)] } ?? [])
         let output = Pipe()
         process.standardOutput = output
@@ -45,8 +49,10 @@ public final class DevServer: @unchecked Sendable {
             let url = URL(string: String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines))
         else {
             Self.terminate(process)
-            throw CLIError(.server, "the development server did not start within \(Int(timeoutSeconds)) s: run "
-                + "`\(binary.path) --dev --listen 127.0.0.1:0` to see why")
+            throw CLIError(
+                .server,
+                "the development server did not start within \(Int(timeoutSeconds)) s: run "
+                    + "`\(binary.path) --dev --listen 127.0.0.1:0` to see why")
         }
         self.process = process
         processID = process.processIdentifier

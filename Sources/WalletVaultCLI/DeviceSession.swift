@@ -75,9 +75,12 @@ struct DeviceSession: Sendable {
     /// The server's current blob, nil when none is stored.
     func loadBlob() async throws(CLIError) -> BackupClient.Snapshot? {
         do {
-            switch try await ProgressIndicator.during("Loading", terminal: terminal, { () async throws(BackupError) in
-                try await backup.load()
-            }) {
+            switch try await ProgressIndicator.during(
+                "Loading", terminal: terminal,
+                { () async throws(BackupError) in
+                    try await backup.load()
+                })
+            {
             case .blob(let snapshot): return snapshot
             case .notModified: return nil
             }
@@ -98,8 +101,10 @@ struct DeviceSession: Sendable {
     @discardableResult
     func requireSaved(_ report: SyncReport) throws(CLIError) -> SyncReport {
         guard case .rateLimited(let next) = report else { return report }
-        throw CLIError(.rateLimited, "the server accepts no more saves until \(next.description): your changes are kept "
-            + "here; run `walletvault sync` after that")
+        throw CLIError(
+            .rateLimited,
+            "the server accepts no more saves until \(next.description): your changes are kept "
+                + "here; run `walletvault sync` after that")
     }
 
     /// One line describing what a sync did.
@@ -110,7 +115,8 @@ struct DeviceSession: Sendable {
         case .pushed(let version): "Saved to the server (version \(version))."
         case .restored(let version): "Restored the server's vault (version \(version))."
         case .merged(let version, let conflicts):
-            conflicts.isEmpty ? "Merged this device's and the server's changes (version \(version))."
+            conflicts.isEmpty
+                ? "Merged this device's and the server's changes (version \(version))."
                 : "Merged; \(conflicts.joined(separator: ", ")) decided as chosen (version \(version))."
         case .rateLimited(let next): "Rate-limited until \(next.description); changes are kept here."
         case .rotated(let version, _): "Saved with a new data key (version \(version))."

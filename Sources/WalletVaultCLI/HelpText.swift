@@ -40,7 +40,8 @@ enum HelpText {
     }
 
     static var exitCodes: String {
-        "Exit codes:\n" + ExitCode.allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }
+        "Exit codes:\n"
+            + ExitCode.allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }
             .joined(separator: "\n") + "\n"
     }
 }

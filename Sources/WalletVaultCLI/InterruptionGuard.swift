@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Turns Ctrl-C, SIGTERM and SIGHUP into an orderly stop that exits 130, so `demo` never leaves its server or files.

@@ -62,8 +62,9 @@ public struct ParsedArguments: Sendable, Equatable {
                     index += 1
                 }
             } else {
-                throw CLIError.usage("unknown option \(name)\(command.map { " for \($0)" } ?? "") (a value that starts with -- goes "
-                    + "after `--`)", command: command)
+                throw CLIError.usage(
+                    "unknown option \(name)\(command.map { " for \($0)" } ?? "") (a value that starts with -- goes "
+                        + "after `--`)", command: command)
             }
         }
     }
@@ -77,8 +78,9 @@ public struct ParsedArguments: Sendable, Equatable {
     /// Exactly `count` positionals, or a usage error naming what is expected.
     func requirePositionals(_ count: Int, _ what: String, command: String) throws(CLIError) -> [String] {
         guard positionals.count == count else {
-            throw CLIError.usage(positionals.count < count ? "missing \(what)" : "unexpected argument \(positionals[count])",
-                                 command: command)
+            throw CLIError.usage(
+                positionals.count < count ? "missing \(what)" : "unexpected argument \(positionals[count])",
+                command: command)
         }
         return positionals
     }

@@ -41,8 +41,9 @@ public struct ProfileHome: Sendable {
     /// - Throws: `CLIError` `.localStorage`.
     func prepare() throws(CLIError) {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         } catch {
             throw CLIError(.localStorage, "cannot create the profile directory \(directory.path): choose another with --home")

@@ -23,8 +23,10 @@ final class ProgressIndicator: Sendable {
     }
 
     /// Runs `body`, showing `label` with a spinner once it has run for `delaySeconds`.
-    static func during<T, E: Error>(_ label: String, terminal: any Terminal, delaySeconds: Double = 1,
-                                    _ body: () async throws(E) -> T) async throws(E) -> T {
+    static func during<T, E: Error>(
+        _ label: String, terminal: any Terminal, delaySeconds: Double = 1,
+        _ body: () async throws(E) -> T
+    ) async throws(E) -> T {
         guard terminal.showsProgress else { return try await body() }
         let indicator = ProgressIndicator(label: label, terminal: terminal, delaySeconds: delaySeconds)
         let thread = Thread { indicator.tick() }

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads secrets (recovery codes, passphrases) from a file or from the terminal without echo — never from the
@@ -38,12 +39,14 @@ struct SecretReader {
 
     private func fromFile(_ path: String, option: String) throws(CLIError) -> String {
         if path != "-", let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+            let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0
+        {
             terminal.note("walletvault: warning: \(path) is readable by other users; `chmod 600 \(path)`")
         }
         let text = String(decoding: try FileWriter.read(path), as: UTF8.self)
-        guard let first = text.split(whereSeparator: \.isNewline).first.map(String.init)?
-            .trimmingCharacters(in: .whitespaces), !first.isEmpty
+        guard
+            let first = text.split(whereSeparator: \.isNewline).first.map(String.init)?
+                .trimmingCharacters(in: .whitespaces), !first.isEmpty
         else { throw CLIError(.usage, "\(path) is empty: it must hold the secret on its first line (\(option))") }
         return first
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 import WalletVault
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Obtains OIDC access tokens for a profile: mints one at the dev server's `/dev-oidc/token`, or runs the token command.
@@ -48,9 +49,11 @@ final class TokenSource: Sendable {
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else {
-            throw CLIError(.notAuthorized, status == 404
-                ? "the server at \(profile.server) has no development issuer: it is not a --dev server; log in with --token-command"
-                : "the development issuer answered \(status): check --sub and --azp and log in again")
+            throw CLIError(
+                .notAuthorized,
+                status == 404
+                    ? "the server at \(profile.server) has no development issuer: it is not a --dev server; log in with --token-command"
+                    : "the development issuer answered \(status): check --sub and --azp and log in again")
         }
         struct Issued: Decodable { let access_token: String }
         guard let issued = try? JSONDecoder().decode(Issued.self, from: data) else {
@@ -75,8 +78,10 @@ final class TokenSource: Sendable {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw CLIError(.notAuthorized, "the token command failed (exit \(process.terminationStatus)): fix it or run "
-                + "`walletvault login --token-command` again")
+            throw CLIError(
+                .notAuthorized,
+                "the token command failed (exit \(process.terminationStatus)): fix it or run "
+                    + "`walletvault login --token-command` again")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {

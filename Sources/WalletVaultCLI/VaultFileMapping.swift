@@ -21,7 +21,8 @@ enum VaultFileMapping {
         var isEmpty: Bool { updates.isEmpty && delete.isEmpty }
 
         static func == (lhs: Change, rhs: Change) -> Bool {
-            lhs.updates.map(\.id) == rhs.updates.map(\.id) && lhs.updates.map(\.value) == rhs.updates.map(\.value) && lhs.delete == rhs.delete
+            lhs.updates.map(\.id) == rhs.updates.map(\.id) && lhs.updates.map(\.value) == rhs.updates.map(\.value)
+                && lhs.delete == rhs.delete
                 && lhs.added == rhs.added
         }
 
@@ -95,7 +96,8 @@ enum VaultFileMapping {
             return "[\n" + elements.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
         case .object(let members):
             guard !members.isEmpty else { return "{}" }
-            return "{\n" + members.map { inner + scalar(.string($0.key)) + ": " + pretty($0.value, indent: inner) }
+            return "{\n"
+                + members.map { inner + scalar(.string($0.key)) + ": " + pretty($0.value, indent: inner) }
                 .joined(separator: ",\n") + "\n\(indent)}"
         default:
             return scalar(value)

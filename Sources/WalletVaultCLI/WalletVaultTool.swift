@@ -70,8 +70,9 @@ public enum WalletVaultTool {
         if words.count >= 2, let spec = commands.first(where: { $0.name == "\(words[0]) \(words[1])" }) { return (spec, 2) }
         if let spec = commands.first(where: { $0.name == words[0] }) { return (spec, 1) }
         if commands.contains(where: { $0.name.hasPrefix(words[0] + " ") }) {
-            throw CLIError.usage("\(words[0]) needs one of: " + subcommands(of: words[0]).map { "`\($0.name)`" }.joined(separator: ", "),
-                                 command: words[0])
+            throw CLIError.usage(
+                "\(words[0]) needs one of: " + subcommands(of: words[0]).map { "`\($0.name)`" }.joined(separator: ", "),
+                command: words[0])
         }
         throw CLIError.usage("unknown command \(words[0])")
     }

@@ -99,7 +99,8 @@ func json(bytes: Int, seconds: Double) async throws {
     var yajl = JSONParser()
     yajl.engine = .yajl
     let portable = PortableJSONParser()
-    let entry = #"{"kek_id":"pRfPPsrJb2SMtov6-iv0dA","dek_cipher":"78MqtTUGFT5e6MF4rdzeIAQ4b0UvewUnooZyZrV7P0E","alg":"A256GCMKW","#
+    let entry =
+        #"{"kek_id":"pRfPPsrJb2SMtov6-iv0dA","dek_cipher":"78MqtTUGFT5e6MF4rdzeIAQ4b0UvewUnooZyZrV7P0E","alg":"A256GCMKW","#
         + #""n":1234567,"x":-1.5e-3,"label":"caf\u00e9 \"x\"\n","created":"2026-08-12T19:00:06.000Z","ok":true,"none":null}"#
     let objects = Data(("[" + Array(repeating: entry, count: 5000).joined(separator: ",") + "]").utf8)
     print("blob_bytes \(blob.count)")
@@ -153,18 +154,22 @@ func mint(count: Int) throws {
     let signing = try RSA.Signing.PrivateKey(keySize: 2048)
     let signer = JWSSigner(keyID: "bench-rs256", key: .rsa(signing, .rs256))
     let keys = JSONWebKeySet(keys: [JSONWebKey(keyID: signer.keyID, material: .rsa(signing.publicKey), algorithm: .rs256)])
-    let verifier = OIDCTokenVerifier(issuers: [.init(rules: JWTClaimsRules(issuer: issuer, audiences: ["bench"]), keys: JWKSSource(keys: keys))])
+    let verifier = OIDCTokenVerifier(issuers: [
+        .init(rules: JWTClaimsRules(issuer: issuer, audiences: ["bench"]), keys: JWKSSource(keys: keys))
+    ])
     let sessions = try SessionTokenService(
         issuer: "urn:walletvault:bench", keys: [.init(keyID: "s1", secret: Data(repeating: 7, count: 32))], oidcIssuers: [issuer])
     let now = UTCTimestamp(millisecondsSinceEpoch: Int64(Date().timeIntervalSince1970 * 1000))
     let issuedAt = now.millisecondsSinceEpoch / 1000
     let tokens = try (0..<256).map { user in
-        try signer.sign(payload: JSONSerializer.data(of: .object([
-            ("aud", .string("bench")), ("azp", .string("bench-wallet")), ("client_id", .string("bench-wallet")),
-            ("exp", .integer(issuedAt + 3600)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
-            ("jti", .string(Base64URL.encode(SecureRandom.bytes(count: 16)))), ("scope", .string("openid")),
-            ("sub", .string("mint-\(user)")),
-        ])), type: "at+jwt")
+        try signer.sign(
+            payload: JSONSerializer.data(
+                of: .object([
+                    ("aud", .string("bench")), ("azp", .string("bench-wallet")), ("client_id", .string("bench-wallet")),
+                    ("exp", .integer(issuedAt + 3600)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
+                    ("jti", .string(Base64URL.encode(SecureRandom.bytes(count: 16)))), ("scope", .string("openid")),
+                    ("sub", .string("mint-\(user)")),
+                ])), type: "at+jwt")
     }
     var sink = 0
     for token in tokens { sink &+= try sessions.mint(for: try verifier.verify(token, now: now), now: now).utf8.count }
@@ -191,6 +196,9 @@ case ("sha256"?, let numbers) where numbers.count == 1:
 case ("argon2"?, let numbers) where numbers.count == 4:
     try argon2(memoryKiB: Int(numbers[0]), iterations: Int(numbers[1]), parallelism: Int(numbers[2]), runs: Int(numbers[3]))
 default:
-    FileHandle.standardError.write(Data("usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | json BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT | mint COUNT\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "usage: walletvault-bench vault BYTES SECONDS | open BYTES SECONDS | json BYTES SECONDS | argon2 KIB T P RUNS | sha256 COUNT | mint COUNT\n"
+                .utf8))
     exit(2)
 }

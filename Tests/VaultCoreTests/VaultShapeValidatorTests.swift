@@ -40,7 +40,12 @@ import VaultJSON
     }
 
     @Test func keepsUnknownKeysAndAllowsMissingHint() {
-        #expect(detail(Self.blob { $0["extra"] = ["any": 1]; $0["hint"] = nil }) == nil)
+        #expect(
+            detail(
+                Self.blob {
+                    $0["extra"] = ["any": 1]
+                    $0["hint"] = nil
+                }) == nil)
     }
 
     @Test(arguments: [
@@ -60,7 +65,10 @@ import VaultJSON
             ("wrappedDeks must not be empty", { $0["wrappedDeks"] = [Any]() }),
             ("wrappedDeks[0] must be an object", { $0["wrappedDeks"] = [1] }),
             ("wrappedDeks[0].kek_id must be a non-empty string", { $0["wrappedDeks"] = [["kek_id": "", "dek_cipher": "AA"]] }),
-            ("wrappedDeks[0].dek_cipher must be unpadded base64url (RFC 4648 §5)", { $0["wrappedDeks"] = [["kek_id": "k", "dek_cipher": "AA=="]] }),
+            (
+                "wrappedDeks[0].dek_cipher must be unpadded base64url (RFC 4648 §5)",
+                { $0["wrappedDeks"] = [["kek_id": "k", "dek_cipher": "AA=="]] }
+            ),
             ("wrappedDeks[0].dek_cipher is missing", { $0["wrappedDeks"] = [["kek_id": "k"]] }),
             ("cipher must be unpadded base64url (RFC 4648 §5)", { $0["cipher"] = "ab+/" }),
             ("cipher must be unpadded base64url (RFC 4648 §5)", { $0["cipher"] = "ab cd" }),
@@ -99,8 +107,9 @@ import VaultJSON
     @Test func capsWrappedDeks() {
         let entry = ["kek_id": "k", "dek_cipher": "AAAA"]
         #expect(detail(Self.blob { $0["wrappedDeks"] = Array(repeating: entry, count: 64) }) == nil)
-        #expect(detail(Self.blob { $0["wrappedDeks"] = Array(repeating: entry, count: 65) })
-            == "wrappedDeks has 65 entries, at most 64 allowed")
+        #expect(
+            detail(Self.blob { $0["wrappedDeks"] = Array(repeating: entry, count: 65) })
+                == "wrappedDeks has 65 entries, at most 64 allowed")
     }
 
     @Test func refusesNonObjects() {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VaultCrypto
 
 @Suite struct ECDHTests {
@@ -17,8 +18,9 @@ import Testing
         let bobKey = try bobSecret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Data(), sharedInfo: info, outputByteCount: 32)
         #expect(aliceKey == bobKey)
         let eve = try P256.KeyAgreement.PrivateKey()
-        #expect(try eve.sharedSecretFromKeyAgreement(with: bob.publicKey).withUnsafeBytes { Data($0) }
-            != aliceSecret.withUnsafeBytes { Data($0) })
+        #expect(
+            try eve.sharedSecretFromKeyAgreement(with: bob.publicKey).withUnsafeBytes { Data($0) }
+                != aliceSecret.withUnsafeBytes { Data($0) })
     }
 
     @Test func invalidPeerPointsAreRefused() throws {

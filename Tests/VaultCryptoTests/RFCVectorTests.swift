@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VaultCrypto
 
 /// Known-answer tests from RFC 3394, RFC 5649 and RFC 9106, as transcribed in `Fixtures/rfc/`.
@@ -55,11 +56,12 @@ import Testing
         #expect(inputs.version == 0x13)
         #expect(file.tests.map(\.type) == ["Argon2d", "Argon2i", "Argon2id"])
         for vector in file.tests {
-            let variant: Argon2id.Variant = switch vector.type {
-            case "Argon2d": .d
-            case "Argon2i": .i
-            default: .id
-            }
+            let variant: Argon2id.Variant =
+                switch vector.type {
+                case "Argon2d": .d
+                case "Argon2i": .i
+                default: .id
+                }
             let tag = try Argon2id.derive(
                 variant,
                 password: Data(hex: inputs.password_hex), salt: Data(hex: inputs.salt_hex),

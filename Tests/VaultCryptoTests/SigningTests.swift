@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VaultCrypto
 
 /// Keys are generated once: RSA key generation dominates the suite's run time otherwise.
@@ -55,8 +56,10 @@ enum SharedKeys {
         let publicKey = key.publicKey
         #expect(publicKey.pemRepresentation.hasPrefix("-----BEGIN PUBLIC KEY-----"))
         #expect(try P256.Signing.PublicKey(pemRepresentation: publicKey.pemRepresentation).rawRepresentation == publicKey.rawRepresentation)
-        #expect(try P256.Signing.PublicKey(derRepresentation: publicKey.derRepresentation).x963Representation == publicKey.x963Representation)
-        #expect(try P256.Signing.PublicKey(rawRepresentation: publicKey.rawRepresentation).x963Representation == publicKey.x963Representation)
+        #expect(
+            try P256.Signing.PublicKey(derRepresentation: publicKey.derRepresentation).x963Representation == publicKey.x963Representation)
+        #expect(
+            try P256.Signing.PublicKey(rawRepresentation: publicKey.rawRepresentation).x963Representation == publicKey.x963Representation)
         #expect(publicKey.x963Representation.count == 65 && publicKey.rawRepresentation.count == 64)
     }
 
@@ -78,7 +81,8 @@ enum SharedKeys {
     }
 
     @Test func scalarOneGivesTheGenerator() throws {
-        let generator = "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"
+        let generator =
+            "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"
             + "4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5"
         let key = try P256.Signing.PrivateKey(rawRepresentation: Data(count: 31) + [1])
         #expect(key.publicKey.x963Representation.hex == generator)
@@ -185,7 +189,7 @@ enum SharedKeys {
                 group.addTask {
                     let message = Data("message \(index)".utf8)
                     guard let es256 = try? ecKey.signature(for: message),
-                          let ps256 = try? rsaKey.signature(for: message, padding: .pss)
+                        let ps256 = try? rsaKey.signature(for: message, padding: .pss)
                     else { return false }
                     return ecKey.publicKey.isValidSignature(es256, for: message)
                         && rsaKey.publicKey.isValidSignature(ps256, for: message, padding: .pss)
@@ -221,7 +225,10 @@ enum SharedKeys {
                             (publicKey.isValidSignature(pkcs1[index], for: message, padding: .pss), false),
                             (publicKey.isValidSignature(pss[index], for: message + [0], padding: .pss), false),
                             (publicKey.isValidSignature(Data(), for: message, padding: .pkcs1v1_5), false),
-                            (publicKey.isValidSignature(pkcs1[index], for: messages[(index + 1) % messages.count], padding: .pkcs1v1_5), false),
+                            (
+                                publicKey.isValidSignature(pkcs1[index], for: messages[(index + 1) % messages.count], padding: .pkcs1v1_5),
+                                false
+                            ),
                             (publicKey.isValidSignature(pkcs1[index], for: message, padding: .pkcs1v1_5), true),
                         ]
                         mistakes += checks.filter { $0.0 != $0.1 }.count

@@ -1,6 +1,7 @@
-import Foundation
 import CVaultCryptoShims
+import Foundation
 import Testing
+
 @testable import VaultCrypto
 
 @Suite struct AESGCMTests {
@@ -108,14 +109,17 @@ import Testing
             inputKeyMaterial: SymmetricKey(data: Data(repeating: 0x0b, count: 22)),
             salt: Data(hex: "000102030405060708090a0b0c"), info: Data(hex: "f0f1f2f3f4f5f6f7f8f9"), outputByteCount: 42
         )
-        #expect(okm.withUnsafeBytes { Data($0) }.hex
-            == "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
+        #expect(
+            okm.withUnsafeBytes { Data($0) }.hex
+                == "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
     }
 
     @Test func outputLengthBounds() {
         let ikm = SymmetricKey(size: .bits256)
         for count in [0, -1, 8161] {
-            #expect(throws: CryptoError.self) { try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, salt: Data(), info: Data(), outputByteCount: count) }
+            #expect(throws: CryptoError.self) {
+                try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, salt: Data(), info: Data(), outputByteCount: count)
+            }
         }
     }
 }
@@ -163,7 +167,11 @@ import Testing
             (salt, -1, 64, 1, 32),  // not a 32-bit value
         ]
         for item in cases {
-            #expect { try Argon2id.deriveKey(password: password, salt: item.salt, iterations: item.iterations, memoryKiB: item.memory, parallelism: item.lanes, outputByteCount: item.length) } throws: {
+            #expect {
+                try Argon2id.deriveKey(
+                    password: password, salt: item.salt, iterations: item.iterations, memoryKiB: item.memory, parallelism: item.lanes,
+                    outputByteCount: item.length)
+            } throws: {
                 ($0 as? CryptoError)?.code == .invalidParameter
             }
         }

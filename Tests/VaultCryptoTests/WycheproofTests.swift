@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VaultCrypto
 
 /// Project Wycheproof vectors: every valid vector must give the expected output, every invalid one must be refused.
@@ -19,7 +20,9 @@ import Testing
                 checked += 1
                 if vector.iv.data.count > Self.longestOpenSSLGCMIV {
                     let nonce = try AES.GCM.Nonce(anyLengthData: vector.iv.data)
-                    #expect("tcId \(vector.tcId)") { try AES.GCM.seal(vector.msg.data, using: SymmetricKey(data: vector.key.data), nonce: nonce) } throws: {
+                    #expect("tcId \(vector.tcId)") {
+                        try AES.GCM.seal(vector.msg.data, using: SymmetricKey(data: vector.key.data), nonce: nonce)
+                    } throws: {
                         ($0 as? CryptoError)?.code == .invalidParameter
                     }
                     continue

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// An Argon2id stand-in that counts its calls: a test that expects a refusal "before any derivation" checks that
@@ -116,7 +117,8 @@ final class CountingArgon2id: Argon2idDeriving, @unchecked Sendable {
         let argon2id = CountingArgon2id()
         var recipients: [VaultSealer.Recipient] = []
         for index in 0..<4 {
-            recipients.append(.init(try PassphraseKEK(passphrase: "pass \(index)", costs: .default, argon2id: argon2id), label: "P\(index)"))
+            recipients.append(
+                .init(try PassphraseKEK(passphrase: "pass \(index)", costs: .default, argon2id: argon2id), label: "P\(index)"))
         }
         let blob = try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: recipients).blob
         let envelope = try VaultEnvelope(parsing: blob)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// Wraps with a function the test supplies: how a forger (or a buggy writer) puts any entry it likes in a blob.
@@ -19,7 +20,8 @@ struct ForgedRecipient: KeyWrapping {
 @Suite struct EntryKeyCheckTests {
     /// A 1024-bit RSA modulus (made with Python `cryptography`; only its size matters here).
     static let modulus1024 = Base64URL.decode(
-        "wkqNvaznGmmR1jimaTVjBcGuF5iKgm_ZJJIz_fo59G1HytkOL-CJQ4FojyYCTadrha9k4WQM1AsmkXTvXgmUuq1Ww1gryEAHFvCgndqodfMNpbv36zcFe7zwc2lGYROeaQe_ddqB8S6la4m4Ydoujz74ByHh6EkvS5-WiM3Ag4k")!
+        "wkqNvaznGmmR1jimaTVjBcGuF5iKgm_ZJJIz_fo59G1HytkOL-CJQ4FojyYCTadrha9k4WQM1AsmkXTvXgmUuq1Ww1gryEAHFvCgndqodfMNpbv36zcFe7zwc2lGYROeaQe_ddqB8S6la4m4Ydoujz74ByHh6EkvS5-WiM3Ag4k"
+    )!
     /// The P-256 point with x = 5, and the same x plus p: below 2^256, so it fits 32 bytes, and it is the same point
     /// reduced mod p; a reader that does not check x < p accepts it.
     static let pointY = Base64URL.decode("RZJDuapYGAb-kTvOmYF63hHKUDxk2aPFM0FcCDJI-8w")!
@@ -36,7 +38,9 @@ struct ForgedRecipient: KeyWrapping {
     static func parseError(_ blob: Data) -> String? { ReaderRulesTests.parseError(blob) }
 
     @Test func anEntryWhoseJWKIsAnotherKeyThanItsKEKIDIsRefused() async throws {
-        let phone = try DeviceKEK.generate(), tablet = try DeviceKEK.generate(), attacker = try DeviceKEK.generate()
+        let phone = try DeviceKEK.generate()
+        let tablet = try DeviceKEK.generate()
+        let attacker = try DeviceKEK.generate()
         // The tablet's kek_id, the attacker's jwk: the tablet's next rotation would re-wrap the new DEK to the attacker.
         let lying = ForgedRecipient(kekID: tablet.kekID, algorithm: .ecdhESA256KW) { dek in
             let real = try await attacker.recipient.wrap(dek)
@@ -50,7 +54,8 @@ struct ForgedRecipient: KeyWrapping {
     }
 
     @Test func aRotatingWriterNeverRebuildsARecipientFromAJWKItsKEKIDDoesNotName() throws {
-        let tablet = try DeviceKEK.generate(), attacker = try DeviceKEK.generate()
+        let tablet = try DeviceKEK.generate()
+        let attacker = try DeviceKEK.generate()
         let entry = WrappedKey(
             kekID: tablet.kekID, encryptedKey: Data(count: 40),
             scheme: .ecdhESA256KW(ephemeral: PublicJWK(attacker.privateKey.publicKey), recipient: PublicJWK(attacker.privateKey.publicKey)),
@@ -65,22 +70,28 @@ struct ForgedRecipient: KeyWrapping {
 
     @Test func a1024BitRSAKeyIsRefusedBeforeAnyoneWrapsToIt() async throws {
         let weak = PublicJWK.rsa(n: Self.modulus1024, e: Data([1, 0, 1]))
-        let entry = WrappedKey(kekID: weak.thumbprint, encryptedKey: SecureRandom.bytes(count: 128), scheme: .rsaOAEP256(recipient: weak),
-                               label: nil, created: nil)
+        let entry = WrappedKey(
+            kekID: weak.thumbprint, encryptedKey: SecureRandom.bytes(count: 128), scheme: .rsaOAEP256(recipient: weak),
+            label: nil, created: nil)
         // A rotating writer rebuilds recipients from entries: not from this one.
         #expect(PublicKeyRecipient(recipientOf: entry) == nil)
         // And a blob carrying it is refused by every reader, so no writer gets as far as rotating it.
-        let blob = try await Self.forgedBlob(honest: try DeviceKEK.generate(), forged: ForgedRecipient(
-            kekID: weak.thumbprint, algorithm: .rsaOAEP256) { _ in entry })
+        let blob = try await Self.forgedBlob(
+            honest: try DeviceKEK.generate(),
+            forged: ForgedRecipient(
+                kekID: weak.thumbprint, algorithm: .rsaOAEP256
+            ) { _ in entry })
         #expect(Self.parseError(blob) == "weakParameters")
     }
 
     @Test func offCurveAndOutOfFieldPointsAreRefusedWhenTheBlobIsRead() async throws {
         let phone = try DeviceKEK.generate()
         let onCurve = PublicJWK.p256(x: Self.pointX, y: Self.pointY)
-        #expect(PublicKeyRecipient(recipientOf: WrappedKey(
-            kekID: onCurve.thumbprint, encryptedKey: Data(count: 40), scheme: .ecdhESA256KW(ephemeral: onCurve, recipient: onCurve),
-            label: nil, created: nil)) != nil)
+        #expect(
+            PublicKeyRecipient(
+                recipientOf: WrappedKey(
+                    kekID: onCurve.thumbprint, encryptedKey: Data(count: 40), scheme: .ecdhESA256KW(ephemeral: onCurve, recipient: onCurve),
+                    label: nil, created: nil)) != nil)
         var offCurveY = Self.pointY
         offCurveY[31] ^= 1
         for bad in [PublicJWK.p256(x: Self.pointXPlusP, y: Self.pointY), PublicJWK.p256(x: Self.pointX, y: offCurveY)] {
@@ -88,16 +99,18 @@ struct ForgedRecipient: KeyWrapping {
             let asRecipient = ForgedRecipient(kekID: bad.thumbprint, algorithm: .ecdhESA256KW) { dek in
                 let real = try await phone.recipient.wrap(dek)
                 guard case .ecdhESA256KW(let epk, _) = real.scheme else { throw VaultEnvelopeError(.cryptoFailure, "test") }
-                return WrappedKey(kekID: bad.thumbprint, encryptedKey: real.encryptedKey, scheme: .ecdhESA256KW(ephemeral: epk, recipient: bad),
-                                  label: nil, created: nil)
+                return WrappedKey(
+                    kekID: bad.thumbprint, encryptedKey: real.encryptedKey, scheme: .ecdhESA256KW(ephemeral: epk, recipient: bad),
+                    label: nil, created: nil)
             }
             #expect(Self.parseError(try await Self.forgedBlob(honest: phone, forged: asRecipient)) == "malformed")
             // As the ephemeral key of an entry that is otherwise the tablet's own.
             let tablet = try DeviceKEK.generate()
             let asEphemeral = ForgedRecipient(kekID: tablet.kekID, algorithm: .ecdhESA256KW) { dek in
                 let real = try await tablet.recipient.wrap(dek)
-                return WrappedKey(kekID: tablet.kekID, encryptedKey: real.encryptedKey,
-                                  scheme: .ecdhESA256KW(ephemeral: bad, recipient: PublicJWK(tablet.privateKey.publicKey)), label: nil, created: nil)
+                return WrappedKey(
+                    kekID: tablet.kekID, encryptedKey: real.encryptedKey,
+                    scheme: .ecdhESA256KW(ephemeral: bad, recipient: PublicJWK(tablet.privateKey.publicKey)), label: nil, created: nil)
             }
             #expect(Self.parseError(try await Self.forgedBlob(honest: phone, forged: asEphemeral)) == "malformed")
         }
@@ -110,7 +123,8 @@ struct ForgedRecipient: KeyWrapping {
             var entries = TestSupport.entries($0)
             var jwk = entries[0]["jwk"] as! [String: Any]
             edit(&jwk)
-            let n = Base64URL.decode(jwk["n"] as! String)!, e = Base64URL.decode(jwk["e"] as! String)!
+            let n = Base64URL.decode(jwk["n"] as! String)!
+            let e = Base64URL.decode(jwk["e"] as! String)!
             entries[0]["jwk"] = jwk
             entries[0]["kek_id"] = PublicJWK.rsa(n: n, e: e).thumbprint
             $0["wrappedDeks"] = entries
@@ -119,7 +133,9 @@ struct ForgedRecipient: KeyWrapping {
 
     @Test func leadingZerosInNOrEAreRefused() throws {
         #expect(Self.parseError(try Self.rsaVector { _ in }) == nil)
-        #expect(Self.parseError(try Self.rsaVector { $0["n"] = Base64URL.encode(Data([0]) + Base64URL.decode($0["n"] as! String)!) }) == "malformed")
+        #expect(
+            Self.parseError(try Self.rsaVector { $0["n"] = Base64URL.encode(Data([0]) + Base64URL.decode($0["n"] as! String)!) })
+                == "malformed")
         #expect(Self.parseError(try Self.rsaVector { $0["e"] = Base64URL.encode(Data([0, 1, 0, 1])) }) == "malformed")
     }
 

@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultCrypto
 import VaultJSON
+
 @testable import VaultEnvelope
 
 /// `Vectors/format/`: committed blobs with the keys that open them, one per `alg` plus the seed's two forms.
@@ -94,9 +95,11 @@ import VaultJSON
         #expect(key.kekID == description["kek_id"]?.stringValue)
         let before = "\(await store.highestCounter(for: "vectors")) \(String(describing: await store.anchor(for: "vectors")))"
         if let expected = description["expect_error"]?.stringValue {
-            await #expect(performing: { try await opener.open(blob, vaultID: "vectors", keys: [key]) }, throws: { error in
-                (error as? VaultEnvelopeError)?.code.rawValue == expected
-            })
+            await #expect(
+                performing: { try await opener.open(blob, vaultID: "vectors", keys: [key]) },
+                throws: { error in
+                    (error as? VaultEnvelopeError)?.code.rawValue == expected
+                })
             #expect("\(await store.highestCounter(for: "vectors")) \(String(describing: await store.anchor(for: "vectors")))" == before)
             return
         }

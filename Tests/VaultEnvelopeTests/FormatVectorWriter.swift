@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultCrypto
 import VaultJSON
+
 @testable import VaultEnvelope
 
 /// Writes the anchored vectors of `Vectors/format/` (FORMAT.md §11) and one negative vector per attack of issue 14.
@@ -20,8 +21,10 @@ import VaultJSON
     func octet(_ key: SymmetricKey) -> Members { [("kty", .string("oct")), ("k", b64(bytes(key)))] }
     func ec(_ key: P256.KeyAgreement.PrivateKey) -> Members {
         let raw = key.publicKey.rawRepresentation
-        return [("kty", .string("EC")), ("crv", .string("P-256")), ("x", b64(raw.prefix(32))), ("y", b64(raw.suffix(32))),
-                ("d", b64(key.rawRepresentation))]
+        return [
+            ("kty", .string("EC")), ("crv", .string("P-256")), ("x", b64(raw.prefix(32))), ("y", b64(raw.suffix(32))),
+            ("d", b64(key.rawRepresentation)),
+        ]
     }
 
     /// One vector: the blob's text and what a reader needs and must find.
@@ -48,8 +51,10 @@ import VaultJSON
 
     /// What the reader keeps after opening `sealed`, for the `anchor` and `expect_counter` members.
     func outcome(_ sealed: VaultSealer.SealedVault) throws -> Members {
-        [("anchor", FormatVectorTests.anchorJSON(try #require(sealed.state.identity).anchor)),
-         ("expect_counter", .integer(Int64(sealed.state.counter)))]
+        [
+            ("anchor", FormatVectorTests.anchorJSON(try #require(sealed.state.identity).anchor)),
+            ("expect_counter", .integer(Int64(sealed.state.counter))),
+        ]
     }
 
     func reader(counter: UInt64, anchor: VaultAnchor?) -> Members {
@@ -64,8 +69,10 @@ import VaultJSON
 
         // One anchored blob per alg. Symmetric entries prove their writer, so a reader with nothing pinned accepts
         // them; the P-256 one is opened through the pairing confirmation, the RSA one by a reader that pinned.
-        func anchored(_ name: String, _ wrapping: any KeyWrapping, kind: String, key: Members, hint: String? = "Vector writer",
-                      label: String? = nil, confirmWith device: DeviceKEK? = nil, pinned: Bool = false) async throws {
+        func anchored(
+            _ name: String, _ wrapping: any KeyWrapping, kind: String, key: Members, hint: String? = "Vector writer",
+            label: String? = nil, confirmWith device: DeviceKEK? = nil, pinned: Bool = false
+        ) async throws {
             let sealed = try await sealer(hint: hint).create(plaintext, vaultID: name, recipients: [.init(wrapping, label: label ?? name)])
             var extra = try outcome(sealed)
             if let device {
@@ -73,8 +80,9 @@ import VaultJSON
                 extra.append(("confirmation_code", .string(code)))
             }
             if pinned { extra += reader(counter: 0, anchor: sealed.state.identity?.anchor) }
-            try write(name, blob: sealed.blob, dek: sealed.state.dek, kind: kind, key: key, kekID: wrapping.kekID,
-                      alg: wrapping.algorithm.rawValue, envelope: sealed.state.envelope, extra: extra)
+            try write(
+                name, blob: sealed.blob, dek: sealed.state.dek, kind: kind, key: key, kekID: wrapping.kekID,
+                alg: wrapping.algorithm.rawValue, envelope: sealed.state.envelope, extra: extra)
         }
         let fileKey = SymmetricKey(size: .bits256)
         let fileURL = scratch.appendingPathComponent("a256kw")
@@ -82,20 +90,24 @@ import VaultJSON
         let stored = try SymmetricKEK(contentsOf: fileURL)
         try await anchored("anchored-a256kw", stored, kind: "file", key: octet(fileKey))
         let code = RecoveryCode.generate()
-        try await anchored("anchored-a256kw-recovery-code", try RecoveryCodeKEK(code: code), kind: "recovery-code",
-                           key: [("recovery_code", .string(code.formatted))])
+        try await anchored(
+            "anchored-a256kw-recovery-code", try RecoveryCodeKEK(code: code), kind: "recovery-code",
+            key: [("recovery_code", .string(code.formatted))])
         let words = "correct horse battery staple"
-        try await anchored("anchored-a256kw-passphrase", try PassphraseKEK(passphrase: words, costs: .floor), kind: "passphrase",
-                           key: [("passphrase", .string(words))])
-        try await anchored("anchored-a256kw-passphrase-default-costs", try PassphraseKEK(passphrase: words), kind: "passphrase",
-                           key: [("passphrase", .string(words))])
+        try await anchored(
+            "anchored-a256kw-passphrase", try PassphraseKEK(passphrase: words, costs: .floor), kind: "passphrase",
+            key: [("passphrase", .string(words))])
+        try await anchored(
+            "anchored-a256kw-passphrase-default-costs", try PassphraseKEK(passphrase: words), kind: "passphrase",
+            key: [("passphrase", .string(words))])
         let gcmKey = SymmetricKey(size: .bits256)
         try await anchored("anchored-a256gcmkw", AESGCMKEK(key: gcmKey), kind: "aes-gcm", key: octet(gcmKey))
         let appNamed = "android-" + Base64URL.encode(SecureRandom.bytes(count: 16))
         try await anchored("anchored-a256gcmkw-app-named", AESGCMKEK(key: gcmKey, kekID: appNamed), kind: "aes-gcm", key: octet(gcmKey))
         let rsa = try RSA.Encryption.PrivateKey(keySize: 2048)
-        try await anchored("anchored-rsa-oaep-256", RSAKEK(privateKey: rsa), kind: "rsa", key: [("pkcs8_pem", .string(rsa.pemRepresentation))],
-                           pinned: true)
+        try await anchored(
+            "anchored-rsa-oaep-256", RSAKEK(privateKey: rsa), kind: "rsa", key: [("pkcs8_pem", .string(rsa.pemRepresentation))],
+            pinned: true)
         let deviceKey = try P256.KeyAgreement.PrivateKey()
         let device = DeviceKEK(privateKey: deviceKey)
         try await anchored("anchored-ecdh-es+a256kw", device, kind: "p256", key: ec(deviceKey), confirmWith: device)
@@ -104,21 +116,25 @@ import VaultJSON
         try await anchored("anchored-no-hint", stored, kind: "file", key: octet(fileKey), hint: nil)
 
         // Several kinds in one blob, with text outside ASCII in the hint and labels (code points, not bytes, count).
-        let several = try await sealer(hint: "Téléphone de Zoë 📱").create(plaintext, vaultID: "several", recipients: [
-            .init(device, label: "Pixel 9 — Zoë"), .init(try RecoveryCodeKEK(code: code), label: "Code de récupération"),
-            .init(try PassphraseKEK(passphrase: words, costs: .floor), label: "Phrase secrète"),
-            .init(AESGCMKEK(key: gcmKey, kekID: appNamed), label: "Ordinateur ✓"), .init(RSAKEK(privateKey: rsa), label: "Clé RSA"),
-        ])
-        try write("anchored-several-entries", blob: several.blob, dek: several.state.dek, kind: "aes-gcm", key: octet(gcmKey),
-                  kekID: appNamed, alg: "A256GCMKW", envelope: several.state.envelope, extra: try outcome(several))
+        let several = try await sealer(hint: "Téléphone de Zoë 📱").create(
+            plaintext, vaultID: "several",
+            recipients: [
+                .init(device, label: "Pixel 9 — Zoë"), .init(try RecoveryCodeKEK(code: code), label: "Code de récupération"),
+                .init(try PassphraseKEK(passphrase: words, costs: .floor), label: "Phrase secrète"),
+                .init(AESGCMKEK(key: gcmKey, kekID: appNamed), label: "Ordinateur ✓"), .init(RSAKEK(privateKey: rsa), label: "Clé RSA"),
+            ])
+        try write(
+            "anchored-several-entries", blob: several.blob, dek: several.state.dek, kind: "aes-gcm", key: octet(gcmKey),
+            kekID: appNamed, alg: "A256GCMKW", envelope: several.state.envelope, extra: try outcome(several))
 
         // A vault whose secret was rotated twice: epoch 3, three secrets carried; the reader pinned epoch 1.
         let first = try await sealer().create(plaintext, vaultID: "epochs", recipients: [.init(stored, label: "file")])
         var rotated = first
         for _ in 0..<2 { rotated = try await sealer().rotateDEK(plaintext, over: rotated.state, keys: [stored], rotatingVaultSecret: true) }
-        try write("anchored-epoch-3", blob: rotated.blob, dek: rotated.state.dek, kind: "file", key: octet(fileKey), kekID: stored.kekID,
-                  alg: "A256KW", envelope: rotated.state.envelope,
-                  extra: try outcome(rotated) + reader(counter: first.state.counter, anchor: first.state.identity?.anchor))
+        try write(
+            "anchored-epoch-3", blob: rotated.blob, dek: rotated.state.dek, kind: "file", key: octet(fileKey), kekID: stored.kekID,
+            alg: "A256KW", envelope: rotated.state.envelope,
+            extra: try outcome(rotated) + reader(counter: first.state.counter, anchor: first.state.identity?.anchor))
 
         // The seed's form with the two wraps its §1 also allows: an A256KW stored key and RSA-OAEP-256.
         for (name, wrapping, kind, key) in [
@@ -128,12 +144,13 @@ import VaultJSON
             let dek = SymmetricKey(size: .bits256)
             let vault = try AES.GCM.seal(plaintext, using: dek)
             let entry = try await wrapping.wrap(dek)
-            let blob = JSONSerializer.data(of: .object([
-                ("v", .integer(1)),
-                ("wrappedDeks", .array([.object([("kek_id", .string(entry.kekID)), ("dek_cipher", b64(entry.encryptedKey))])])),
-                ("cipher", b64(vault.ciphertext)), ("iv", b64(vault.nonce.withUnsafeBytes { Data($0) })), ("tag", b64(vault.tag)),
-                ("updatedUtc", .string("2026-08-12T19:00:00Z")),
-            ]))
+            let blob = JSONSerializer.data(
+                of: .object([
+                    ("v", .integer(1)),
+                    ("wrappedDeks", .array([.object([("kek_id", .string(entry.kekID)), ("dek_cipher", b64(entry.encryptedKey))])])),
+                    ("cipher", b64(vault.ciphertext)), ("iv", b64(vault.nonce.withUnsafeBytes { Data($0) })), ("tag", b64(vault.tag)),
+                    ("updatedUtc", .string("2026-08-12T19:00:00Z")),
+                ]))
             try write(name, blob: blob, dek: dek, kind: kind, key: key, kekID: wrapping.kekID, alg: nil)
         }
 
@@ -144,24 +161,29 @@ import VaultJSON
             try await WriterAuthenticationTests.forgedAnchoredBlob(for: device.recipient, namingVault: vaultID)
         }
         func negative(_ name: String, _ blob: Data, _ error: VaultEnvelopeError.Code, reader state: Members) throws {
-            try write(name, blob: blob, dek: nil, kind: "p256", key: ec(deviceKey), kekID: device.kekID, alg: "ECDH-ES+A256KW",
-                      extra: [("expect_error", .string(error.rawValue))] + state)
+            try write(
+                name, blob: blob, dek: nil, kind: "p256", key: ec(deviceKey), kekID: device.kekID, alg: "ECDH-ES+A256KW",
+                extra: [("expect_error", .string(error.rawValue))] + state)
         }
-        try negative("negative-forged-public-key", try await forged(namingVault: genuineAnchor.vaultID), .writerNotMember,
-                     reader: reader(counter: 1, anchor: genuineAnchor))
-        try negative("negative-forged-unpinned", try await forged(namingVault: genuineAnchor.vaultID), .unconfirmedVault,
-                     reader: reader(counter: 0, anchor: nil))
+        try negative(
+            "negative-forged-public-key", try await forged(namingVault: genuineAnchor.vaultID), .writerNotMember,
+            reader: reader(counter: 1, anchor: genuineAnchor))
+        try negative(
+            "negative-forged-unpinned", try await forged(namingVault: genuineAnchor.vaultID), .unconfirmedVault,
+            reader: reader(counter: 0, anchor: nil))
         let otherVault = try await sealer().create(plaintext, vaultID: "other", recipients: [.init(device, label: "Phone")])
         try negative("negative-cross-served", otherVault.blob, .wrongVault, reader: reader(counter: 1, anchor: genuineAnchor))
         let dek = SymmetricKey(size: .bits256)
         let preAnchor = try PreAnchorBlob.seal(plaintext, dek: dek, entries: [try await PreAnchorBlob.entry(device, dek: dek)], counter: 9)
         try negative("negative-downgrade-pre-anchor", preAnchor, .downgrade, reader: reader(counter: 1, anchor: genuineAnchor))
         let seed = try SeedCompatibilityTests.iOSSeedBlob(kekPriv: selfKey, plaintext: plaintext)
-        try write("negative-downgrade-seed", blob: seed.blob, dek: nil, kind: "p256-self", key: ec(selfKey),
-                  kekID: SelfECDHKEK(privateKey: selfKey).kekID, alg: nil,
-                  extra: [("expect_error", .string("downgrade"))] + reader(counter: 1, anchor: genuineAnchor))
+        try write(
+            "negative-downgrade-seed", blob: seed.blob, dek: nil, kind: "p256-self", key: ec(selfKey),
+            kekID: SelfECDHKEK(privateKey: selfKey).kekID, alg: nil,
+            extra: [("expect_error", .string("downgrade"))] + reader(counter: 1, anchor: genuineAnchor))
         let later = try await sealer().rotateDEK(plaintext, over: genuine.state, keys: [device], rotatingVaultSecret: true)
-        try negative("negative-epoch-rollback", genuine.blob, .downgrade,
-                     reader: reader(counter: later.state.counter, anchor: try #require(later.state.identity).anchor))
+        try negative(
+            "negative-epoch-rollback", genuine.blob, .downgrade,
+            reader: reader(counter: later.state.counter, anchor: try #require(later.state.identity).anchor))
     }
 }

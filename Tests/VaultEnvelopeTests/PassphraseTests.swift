@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 @Suite struct PassphraseTests {

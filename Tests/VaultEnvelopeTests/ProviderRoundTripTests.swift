@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
-@testable import VaultEnvelope
 @_spi(Engines) import VaultJSON
+
+@testable import VaultEnvelope
 
 @Suite struct ProviderRoundTripTests {
     /// Seals for one key, opens with it, and checks the entry names the key's algorithm and id.
@@ -15,9 +16,9 @@ import VaultCrypto
         let opened = try await opener.open(sealed.blob, vaultID: "v", keys: [key])
         #expect(opened.plaintext == TestSupport.plaintext)
         #if canImport(CYajl)
-        // Written last, `cipher` is read without the JSON parser scanning it (the fast path exists where simdjson does).
-        let cut = try #require(JSONParser().parseCuttingTrailingString(sealed.blob, member: "cipher"))
-        #expect(cut.decoded == opened.state.envelope.sealedBox.ciphertext)
+            // Written last, `cipher` is read without the JSON parser scanning it (the fast path exists where simdjson does).
+            let cut = try #require(JSONParser().parseCuttingTrailingString(sealed.blob, member: "cipher"))
+            #expect(cut.decoded == opened.state.envelope.sealedBox.ciphertext)
         #endif
         let entry = try #require(opened.state.envelope.entries.first)
         #expect(entry.algorithm == key.algorithm)
@@ -44,7 +45,10 @@ import VaultCrypto
     @Test func deviceKeyPair() async throws {
         let key = try DeviceKEK.generate()
         let entry = try await roundTrip(key)
-        guard case .ecdhESA256KW(_, let recipient) = entry.scheme else { Issue.record("scheme \(entry.scheme)"); return }
+        guard case .ecdhESA256KW(_, let recipient) = entry.scheme else {
+            Issue.record("scheme \(entry.scheme)")
+            return
+        }
         #expect(recipient == PublicJWK(key.privateKey.publicKey))
         #expect(key.kekID == recipient.thumbprint)
     }
@@ -79,7 +83,10 @@ import VaultCrypto
 
     @Test func androidStyleGCM() async throws {
         let entry = try await roundTrip(AESGCMKEK(key: SymmetricKey(size: .bits256)))
-        guard case .a256gcmkw(let iv, let tag) = entry.scheme else { Issue.record("scheme \(entry.scheme)"); return }
+        guard case .a256gcmkw(let iv, let tag) = entry.scheme else {
+            Issue.record("scheme \(entry.scheme)")
+            return
+        }
         #expect(iv.count == 12 && tag.count == 16 && entry.encryptedKey.count == 32)
     }
 
@@ -121,7 +128,8 @@ import VaultCrypto
 
     @Test func revokedEntryIsGoneFromTheNextVersion() async throws {
         let (sealer, opener) = TestSupport.pair()
-        let keep = try DeviceKEK.generate(), drop = try DeviceKEK.generate()
+        let keep = try DeviceKEK.generate()
+        let drop = try DeviceKEK.generate()
         let created = try await sealer.create(
             TestSupport.plaintext, vaultID: "v", recipients: [.init(keep, label: "a"), .init(drop, label: "b")])
         let revoked = try sealer.revoke(kekID: drop.kekID, in: created.state)
@@ -134,14 +142,23 @@ import VaultCrypto
 
     @Test func labelsAndHintsReadersWouldRefuseAreNotWritten() async throws {
         let key = try DeviceKEK.generate()
-        await #expect { try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [
-            .init(key, label: String(repeating: "x", count: 257))]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
-        await #expect { try await TestSupport.pair(hint: String(repeating: "h", count: 257)).0.create(
-            TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+        await #expect {
+            try await TestSupport.pair().0.create(
+                TestSupport.plaintext, vaultID: "v",
+                recipients: [
+                    .init(key, label: String(repeating: "x", count: 257))
+                ])
+        } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+        await #expect {
+            try await TestSupport.pair(hint: String(repeating: "h", count: 257)).0.create(
+                TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
+        } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
         // The server counts a hint in code points (issue 17): 200 thumbs with a skin tone are 200 grapheme
         // clusters but 400 code points, which the server would refuse, so they are not written either.
-        await #expect { try await TestSupport.pair(hint: String(repeating: "\u{1F44D}\u{1F3FD}", count: 200)).0.create(
-            TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")]) } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
+        await #expect {
+            try await TestSupport.pair(hint: String(repeating: "\u{1F44D}\u{1F3FD}", count: 200)).0.create(
+                TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
+        } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
         _ = try await TestSupport.pair(hint: String(repeating: "\u{1F44D}\u{1F3FD}", count: 128)).0.create(
             TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "a")])
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// FORMAT.md §13, "Reader rules in detail": one test per answer, each with the error a reader must give. Rules
@@ -74,7 +75,8 @@ import VaultCrypto
         #expect(Self.parseError(hint("Infinity")) == "invalidJSON")
         #expect(Self.parseError(Data([0xEF, 0xBB, 0xBF]) + Data(blob.utf8)) == "invalidJSON")  // a BOM
         #expect(Self.parseError(Data(hint("\"").utf8) + Data([0xFF, 0x22]) + Data(blob.utf8.suffix(1))) == "invalidJSON")
-        #expect(Self.parseError(blob.replacingOccurrences(of: #""hint":"Vector writer""#, with: #""hint":"a","hint":"b""#)) == "invalidJSON")
+        #expect(
+            Self.parseError(blob.replacingOccurrences(of: #""hint":"Vector writer""#, with: #""hint":"a","hint":"b""#)) == "invalidJSON")
     }
 
     @Test func numbersMustBeIntegersInRange() throws {
@@ -83,8 +85,9 @@ import VaultCrypto
         #expect(Self.parseError(blob.replacingOccurrences(of: #"{"v":1,"#, with: #"{"v":1.0,"#)) == "invalidShape")
         #expect(Self.parseError(blob.replacingOccurrences(of: #"{"v":1,"#, with: #"{"v":1e0,"#)) == "invalidShape")
         for counter in ["1.0", "1e0", "0", "-1", "9007199254740992", "9223372036854775807", "9223372036854775808", "\"1\""] {
-            #expect(Self.parseError(blob.replacingOccurrences(of: #""counter":1,"#, with: #""counter":\#(counter),"#)) == "malformed",
-                    "counter \(counter)")
+            #expect(
+                Self.parseError(blob.replacingOccurrences(of: #""counter":1,"#, with: #""counter":\#(counter),"#)) == "malformed",
+                "counter \(counter)")
         }
         // A literal beyond what a double holds is not a JSON number any parser here reads.
         #expect(Self.parseError(blob.replacingOccurrences(of: #""counter":1,"#, with: #""counter":1e400,"#)) == "invalidJSON")
@@ -96,7 +99,9 @@ import VaultCrypto
 
     @Test func nonCanonicalBase64URLIsInvalidShapeInSeedMembersAndMalformedInExtendedOnes() throws {
         let blob = try Self.vector("a256kw-passphrase")
-        #expect(Self.parseError(try Self.editEntry(blob) { $0["dek_cipher"] = Self.nonCanonical($0["dek_cipher"] as! String) }) == "invalidShape")
+        #expect(
+            Self.parseError(try Self.editEntry(blob) { $0["dek_cipher"] = Self.nonCanonical($0["dek_cipher"] as! String) })
+                == "invalidShape")
         #expect(Self.parseError(try TestSupport.edit(blob) { $0["tag"] = Self.nonCanonical($0["tag"] as! String) }) == "invalidShape")
         #expect(Self.parseError(try TestSupport.edit(blob) { $0["macs"] = Self.nonCanonical($0["macs"] as! String) }) == "malformed")
         #expect(Self.parseError(try Self.editEntry(blob) { $0["salt"] = Self.nonCanonical($0["salt"] as! String) }) == "malformed")
@@ -121,9 +126,11 @@ import VaultCrypto
         #expect(try parsed("2026-08-12T19:00:00.1Z") == base + 100)
         #expect(try parsed("2026-08-12T19:00:00.123456789Z") == base + 123)  // digits past milliseconds are dropped
         #expect(try parsed("2026-08-12T18:59:60Z") == base)  // second 60 is second 0 of the next minute
-        for refused in ["2026-08-12T19:00:00-00:00", "2026-08-12 19:00:00Z", "2026-08-12T19:00:00", "2026-08-12T19:00:00.Z",
-                        "2026-08-12T19:00:00+01:00", "2026-02-30T19:00:00Z", "2026-08-12T24:00:00Z", "2026-08-12T19:00:61Z",
-                        "2026-08-12T19:00:00." + String(repeating: "0", count: 20) + "Z"] {
+        for refused in [
+            "2026-08-12T19:00:00-00:00", "2026-08-12 19:00:00Z", "2026-08-12T19:00:00", "2026-08-12T19:00:00.Z",
+            "2026-08-12T19:00:00+01:00", "2026-02-30T19:00:00Z", "2026-08-12T24:00:00Z", "2026-08-12T19:00:61Z",
+            "2026-08-12T19:00:00." + String(repeating: "0", count: 20) + "Z",
+        ] {
             #expect(Self.parseError(try TestSupport.edit(seed) { $0["updatedUtc"] = refused }) == "invalidShape", "\(refused)")
         }
     }
@@ -142,7 +149,8 @@ import VaultCrypto
         let key = AESGCMKEK(key: SymmetricKey(size: .bits256))
         // Written with a short label, then lengthened as a server would: the writer refuses what readers refuse.
         func blob(label: String) async throws -> Data {
-            let sealed = try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "x")]).blob
+            let sealed = try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: "x")])
+                .blob
             return label.unicodeScalars.count <= WrappedKey.maxLabelCharacters
                 ? try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: label)]).blob
                 : try Self.editEntry(sealed) { $0["label"] = label }
@@ -183,12 +191,15 @@ import VaultCrypto
         // The seed form fixes no length; the key's scheme finds out.
         let kek = SymmetricKey(size: .bits256)
         let seed = try SeedCompatibilityTests.androidSeedBlob(kek: kek).blob
-        let short = try Self.editEntry(seed) { $0["dek_cipher"] = Base64URL.encode(Base64URL.decode($0["dek_cipher"] as! String)!.dropLast()) }
+        let short = try Self.editEntry(seed) {
+            $0["dek_cipher"] = Base64URL.encode(Base64URL.decode($0["dek_cipher"] as! String)!.dropLast())
+        }
         #expect(await Self.openError(short, keys: [AESGCMKEK(key: kek, kekID: "vault-kek")]) == "unwrapFailed")
     }
 
     @Test func anUnknownKDFIsUnsupportedAndAKDFWhereNoneBelongsIsMalformed() throws {
-        #expect(Self.parseError(try Self.editEntry(try Self.vector("a256kw-passphrase")) { $0["kdf"] = "PBKDF2" }) == "unsupportedAlgorithm")
+        #expect(
+            Self.parseError(try Self.editEntry(try Self.vector("a256kw-passphrase")) { $0["kdf"] = "PBKDF2" }) == "unsupportedAlgorithm")
         #expect(Self.parseError(try Self.editEntry(try Self.vector("a256gcmkw")) { $0["kdf"] = "HKDF-SHA256" }) == "malformed")
     }
 
@@ -210,11 +221,12 @@ import VaultCrypto
     /// A seed-form blob of `plaintext` under `dek`, with `entries` as given.
     static func seedBlob(dek: Data, entries: [[String: Any]]) throws -> Data {
         let box = try AES.GCM.seal(TestSupport.plaintext, using: SymmetricKey(data: dek))
-        return try JSONSerialization.data(withJSONObject: [
-            "v": 1, "wrappedDeks": entries, "cipher": Base64URL.encode(box.ciphertext),
-            "iv": Base64URL.encode(box.nonce.withUnsafeBytes { Data($0) }), "tag": Base64URL.encode(box.tag),
-            "updatedUtc": "2026-08-12T19:00:00Z",
-        ] as [String: Any])
+        return try JSONSerialization.data(
+            withJSONObject: [
+                "v": 1, "wrappedDeks": entries, "cipher": Base64URL.encode(box.ciphertext),
+                "iv": Base64URL.encode(box.nonce.withUnsafeBytes { Data($0) }), "tag": Base64URL.encode(box.tag),
+                "updatedUtc": "2026-08-12T19:00:00Z",
+            ] as [String: Any])
     }
 
     @Test func seedEntriesSharingAKEKIDAreTriedInOrder() async throws {
@@ -224,7 +236,9 @@ import VaultCrypto
         let other: [String: Any] = ["kek_id": "vault-kek", "dek_cipher": Base64URL.encode(SecureRandom.bytes(count: 60))]
         let key = AESGCMKEK(key: kek, kekID: "vault-kek")
         for order in [true, false] {
-            let blob = try TestSupport.edit(mine) { $0["wrappedDeks"] = order ? [other] + TestSupport.entries($0) : TestSupport.entries($0) + [other] }
+            let blob = try TestSupport.edit(mine) {
+                $0["wrappedDeks"] = order ? [other] + TestSupport.entries($0) : TestSupport.entries($0) + [other]
+            }
             #expect(await Self.openError(blob, keys: [key]) == nil)
         }
         let neither = try TestSupport.edit(mine) { $0["wrappedDeks"] = [other, other] }
@@ -263,8 +277,10 @@ import VaultCrypto
         2AuUS1B7jArg3PkJo3eWMnM=
         -----END PRIVATE KEY-----
         """
-    static let oaepMGF1SHA1 = "ne9DZIIoqT-Iy7ie1NgNBPOL52PlffRaaTRZUbYF2QoaE--z-yE4zRFZjzUCiihLPhHZkX35wLVijZxSP4KSJaXX4G-HZQr-LP8hDylRU0qJYpDXFJf1PvLAf7z1esq5A6Wj4aFL_MbHCXzOUb0HQKTfl4XD_ASTyEk98fyVx5eP0shMPA0RO5BA19fnN3p--GQ8fWQU1rCqhuI_Ge73K_UNKmwEe4UjKGFpnZL5CrU9Uhppur-yNc8YFAXprsIgr7epjUJ3Rx5hbc0VqWmRO8f3sSuVz8lPw8FwGC4JBCwUG3HuU8KrnDG-moxzgvsq-q3-Co76WoAWXBwualb6Ng"
-    static let oaepMGF1SHA256 = "Ok6N2ZCAJ3uNBJVkF49Fm95QSzWMjUP6xJruSDjqX8kJ1QpJ1f4c8e3PpH6WZd9a33dmODIWP04L85mpuGV_83Q_MPWr7VBEG9GN3i13vOyNLptGcgvluqUJ6hlyHYTIQ6SQitFVtbghaLt7K9IgVZntSM1-x8-n7sBKexl7cBOb7EyUicYhRVI9sSo1hVQ2vxsc8k2X8de8c2kbxZjkYGb0vKEZ9pDJEoFXlhqRDPEGZUiw1ZvHbvnav94Doq5UnKiEqq0yf1HlcIKIEYSg3XCJXGGeGGY4nEiVRhKqQrwNtHLaM3-3T47yeTTV4PRe-pvlq4yFbVPvVhKZyn8jPQ"
+    static let oaepMGF1SHA1 =
+        "ne9DZIIoqT-Iy7ie1NgNBPOL52PlffRaaTRZUbYF2QoaE--z-yE4zRFZjzUCiihLPhHZkX35wLVijZxSP4KSJaXX4G-HZQr-LP8hDylRU0qJYpDXFJf1PvLAf7z1esq5A6Wj4aFL_MbHCXzOUb0HQKTfl4XD_ASTyEk98fyVx5eP0shMPA0RO5BA19fnN3p--GQ8fWQU1rCqhuI_Ge73K_UNKmwEe4UjKGFpnZL5CrU9Uhppur-yNc8YFAXprsIgr7epjUJ3Rx5hbc0VqWmRO8f3sSuVz8lPw8FwGC4JBCwUG3HuU8KrnDG-moxzgvsq-q3-Co76WoAWXBwualb6Ng"
+    static let oaepMGF1SHA256 =
+        "Ok6N2ZCAJ3uNBJVkF49Fm95QSzWMjUP6xJruSDjqX8kJ1QpJ1f4c8e3PpH6WZd9a33dmODIWP04L85mpuGV_83Q_MPWr7VBEG9GN3i13vOyNLptGcgvluqUJ6hlyHYTIQ6SQitFVtbghaLt7K9IgVZntSM1-x8-n7sBKexl7cBOb7EyUicYhRVI9sSo1hVQ2vxsc8k2X8de8c2kbxZjkYGb0vKEZ9pDJEoFXlhqRDPEGZUiw1ZvHbvnav94Doq5UnKiEqq0yf1HlcIKIEYSg3XCJXGGeGGY4nEiVRhKqQrwNtHLaM3-3T47yeTTV4PRe-pvlq4yFbVPvVhKZyn8jPQ"
 
     @Test func seedRSAEntriesOpenWithEitherMGF1Hash() async throws {
         let key = RSAKEK(privateKey: try RSA.Encryption.PrivateKey(pemRepresentation: Self.rsaPEM))
@@ -306,7 +322,8 @@ import VaultCrypto
     // MARK: Passphrases
 
     @Test func passphrasesAreNormalizedToNFCOnBothSides() async throws {
-        let decomposed = "cafe\u{301} cre\u{300}me brûle\u{301}e", composed = "café crème brûlée"
+        let decomposed = "cafe\u{301} cre\u{300}me brûle\u{301}e"
+        let composed = "café crème brûlée"
         #expect(Array(decomposed.utf8) != Array(composed.utf8))
         let (sealer, opener) = TestSupport.pair()
         let enrolled = try PassphraseKEK(passphrase: decomposed, costs: TestSupport.fastCosts)
@@ -326,10 +343,12 @@ import VaultCrypto
             password: Data(typed.utf8), salt: salt, iterations: costs.iterations, memoryKiB: costs.memoryKiB,
             parallelism: costs.parallelism, outputByteCount: 32)
         let old = ForgedRecipient(kekID: KeyIdentifier.symmetric(raw), algorithm: .a256kw) { dek in
-            WrappedKey(kekID: KeyIdentifier.symmetric(raw), encryptedKey: try AES.KeyWrap.wrap(dek, using: raw),
-                       scheme: .a256kw(.passphrase(salt: salt, costs: costs)), label: nil, created: nil)
+            WrappedKey(
+                kekID: KeyIdentifier.symmetric(raw), encryptedKey: try AES.KeyWrap.wrap(dek, using: raw),
+                scheme: .a256kw(.passphrase(salt: salt, costs: costs)), label: nil, created: nil)
         }
-        let blob = try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(old, label: "Passphrase")]).blob
+        let blob = try await TestSupport.pair().0.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(old, label: "Passphrase")])
+            .blob
         let unlocked = try PassphraseKEK.unlock(passphrase: typed, in: try VaultEnvelope(parsing: blob))
         #expect(unlocked.kekID == old.kekID)
     }
@@ -342,7 +361,9 @@ import VaultCrypto
         let formatted = code.formatted
         for separator in ["\t", "\n", "\r\n", "\u{A0}", "  ", " - "] {
             let pasted = "\n" + formatted.replacingOccurrences(of: "-", with: separator).lowercased() + "\r\n"
-            #expect(try RecoveryCodeKEK(code: RecoveryCode(parsing: pasted)).kekID == expected, "separator \(separator.unicodeScalars.map(\.value))")
+            #expect(
+                try RecoveryCodeKEK(code: RecoveryCode(parsing: pasted)).kekID == expected,
+                "separator \(separator.unicodeScalars.map(\.value))")
         }
         func refused(_ text: String) -> Bool {
             do {

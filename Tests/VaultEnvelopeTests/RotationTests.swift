@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 @Suite struct RotationTests {
@@ -29,10 +30,12 @@ import VaultCrypto
         let fileKey = try SymmetricKEK.create(at: directory.appendingPathComponent("gone"))
         let android = AESGCMKEK(key: SymmetricKey(size: .bits256))
         let passphrase = try PassphraseKEK(passphrase: "pw", costs: TestSupport.fastCosts)
-        let created = try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [
-            .init(device, label: "this"), .init(otherDevice.recipient, label: "other"), .init(recovery, label: "recovery"),
-            .init(fileKey, label: "file"), .init(android, label: "android"), .init(passphrase, label: "passphrase"),
-        ])
+        let created = try await sealer.create(
+            TestSupport.plaintext, vaultID: "v",
+            recipients: [
+                .init(device, label: "this"), .init(otherDevice.recipient, label: "other"), .init(recovery, label: "recovery"),
+                .init(fileKey, label: "file"), .init(android, label: "android"), .init(passphrase, label: "passphrase"),
+            ])
         try await sealer.markAccepted(created)
         let second = try await sealer.seal(TestSupport.plaintext, over: created.state)
         #expect(second.rotation == nil && second.state.dekSeals == 2)
@@ -43,11 +46,12 @@ import VaultCrypto
         let rotation = try #require(third.rotation)
         #expect(third.state.dekSeals == 1 && third.state.counter == 3)
         #expect(rotation.rewrapped == [device.kekID, otherDevice.kekID, recovery.kekID])
-        #expect(rotation.skipped == [
-            .init(kekID: fileKey.kekID, label: "file", reason: .failed(.invalidated)),
-            .init(kekID: android.kekID, label: "android", reason: .needsHolder),
-            .init(kekID: passphrase.kekID, label: "passphrase", reason: .keyNotAvailable),
-        ])
+        #expect(
+            rotation.skipped == [
+                .init(kekID: fileKey.kekID, label: "file", reason: .failed(.invalidated)),
+                .init(kekID: android.kekID, label: "android", reason: .needsHolder),
+                .init(kekID: passphrase.kekID, label: "passphrase", reason: .keyNotAvailable),
+            ])
         // Labels and enrollment times survive; the DEK does not.
         #expect(third.state.envelope.entries.map(\.label) == ["this", "other", "recovery"])
         #expect(third.state.envelope.entries[0].created == created.state.envelope.entries[0].created)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// Blobs built step by step as the seed's iOS and Android code builds them open, and upgrade to the extended form.
@@ -20,10 +21,12 @@ import VaultCrypto
         let iv = sealedVault.nonce.withUnsafeBytes { Data($0) }
         let blob: [String: Any] = [
             "v": 1,
-            "wrappedDeks": [[
-                "kek_id": Base64URL.encode(kekPriv.publicKey.rawRepresentation),
-                "dek_cipher": Base64URL.encode(sealedDek.nonce.withUnsafeBytes { Data($0) } + sealedDek.ciphertext + sealedDek.tag),
-            ]],
+            "wrappedDeks": [
+                [
+                    "kek_id": Base64URL.encode(kekPriv.publicKey.rawRepresentation),
+                    "dek_cipher": Base64URL.encode(sealedDek.nonce.withUnsafeBytes { Data($0) } + sealedDek.ciphertext + sealedDek.tag),
+                ]
+            ],
             "cipher": Base64URL.encode(sealedVault.ciphertext),
             "iv": Base64URL.encode(iv),
             "tag": Base64URL.encode(sealedVault.tag),
@@ -83,7 +86,9 @@ import VaultCrypto
         await #expect { try await TestSupport.pair().1.open(flipped, vaultID: "v", keys: [key]) } throws: {
             VaultEnvelopeError.Code.ciphertextAltered.matches($0)
         }
-        await #expect { try await TestSupport.pair().1.open(blob, vaultID: "v", keys: [SelfECDHKEK(privateKey: P256.KeyAgreement.PrivateKey())]) } throws: {
+        await #expect {
+            try await TestSupport.pair().1.open(blob, vaultID: "v", keys: [SelfECDHKEK(privateKey: P256.KeyAgreement.PrivateKey())])
+        } throws: {
             VaultEnvelopeError.Code.noMatchingKey.matches($0)
         }
     }

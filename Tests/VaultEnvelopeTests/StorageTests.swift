@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 @Suite struct StorageTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// `SymmetricKEK` over a key source that asks its holder (a Keychain item behind biometry on iOS), played by a fake.
@@ -24,7 +25,9 @@ import VaultCrypto
         #expect(try await opener.open(blob, vaultID: "v", keys: [kek]).plaintext == TestSupport.plaintext)
 
         source.set(.failure(VaultEnvelopeError(.userCanceled, "cancelled")))
-        await #expect { try await opener.open(blob, vaultID: "v", keys: [kek]) } throws: { VaultEnvelopeError.Code.userCanceled.matches($0) }
+        await #expect { try await opener.open(blob, vaultID: "v", keys: [kek]) } throws: {
+            VaultEnvelopeError.Code.userCanceled.matches($0)
+        }
         source.set(.failure(VaultEnvelopeError(.invalidated, "biometry changed")))
         await #expect { try await opener.open(blob, vaultID: "v", keys: [kek]) } throws: { VaultEnvelopeError.Code.invalidated.matches($0) }
         source.set(.success(SymmetricKey(size: .bits256)))

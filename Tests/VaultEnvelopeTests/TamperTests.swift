@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// Every change a server could make to a stored blob fails, each with its own code.
@@ -38,15 +39,18 @@ import VaultCrypto
     }
 
     @Test func swappedRecipientOrder() async throws {
-        await expectOpenFails(.recipientsAltered, try TestSupport.edit(blob) { $0["wrappedDeks"] = Array(TestSupport.entries($0).reversed()) })
+        await expectOpenFails(
+            .recipientsAltered, try TestSupport.edit(blob) { $0["wrappedDeks"] = Array(TestSupport.entries($0).reversed()) })
     }
 
     @Test func editedRecipientLabel() async throws {
-        await expectOpenFails(.recipientsAltered, try TestSupport.edit(blob) {
-            var entries = TestSupport.entries($0)
-            entries[1]["label"] = "Attacker"
-            $0["wrappedDeks"] = entries
-        })
+        await expectOpenFails(
+            .recipientsAltered,
+            try TestSupport.edit(blob) {
+                var entries = TestSupport.entries($0)
+                entries[1]["label"] = "Attacker"
+                $0["wrappedDeks"] = entries
+            })
     }
 
     @Test func swappedHint() async throws {
@@ -92,16 +96,20 @@ import VaultCrypto
     }
 
     @Test func flippedCiphertextBit() async throws {
-        await expectOpenFails(.ciphertextAltered, try TestSupport.edit(blob) {
-            var cipher = Base64URL.decode($0["cipher"] as! String)!
-            cipher[cipher.count / 2] ^= 0x10
-            $0["cipher"] = Base64URL.encode(cipher)
-        })
-        await expectOpenFails(.ciphertextAltered, try TestSupport.edit(blob) {
-            var iv = Base64URL.decode($0["iv"] as! String)!
-            iv[0] ^= 1
-            $0["iv"] = Base64URL.encode(iv)
-        })
+        await expectOpenFails(
+            .ciphertextAltered,
+            try TestSupport.edit(blob) {
+                var cipher = Base64URL.decode($0["cipher"] as! String)!
+                cipher[cipher.count / 2] ^= 0x10
+                $0["cipher"] = Base64URL.encode(cipher)
+            })
+        await expectOpenFails(
+            .ciphertextAltered,
+            try TestSupport.edit(blob) {
+                var iv = Base64URL.decode($0["iv"] as! String)!
+                iv[0] ^= 1
+                $0["iv"] = Base64URL.encode(iv)
+            })
     }
 
     @Test func wrongKEK() async throws {
@@ -114,16 +122,20 @@ import VaultCrypto
 
     @Test func extendedFormIsStrict() async throws {
         await expectOpenFails(.malformed, try TestSupport.edit(blob) { $0["extra"] = "x" })
-        await expectOpenFails(.unsupportedAlgorithm, try TestSupport.edit(blob) {
-            var entries = TestSupport.entries($0)
-            entries[0]["alg"] = "dir"
-            $0["wrappedDeks"] = entries
-        })
-        await expectOpenFails(.malformed, try TestSupport.edit(blob) {
-            var entries = TestSupport.entries($0)
-            entries[0]["d"] = "AAAA"
-            $0["wrappedDeks"] = entries
-        })
+        await expectOpenFails(
+            .unsupportedAlgorithm,
+            try TestSupport.edit(blob) {
+                var entries = TestSupport.entries($0)
+                entries[0]["alg"] = "dir"
+                $0["wrappedDeks"] = entries
+            })
+        await expectOpenFails(
+            .malformed,
+            try TestSupport.edit(blob) {
+                var entries = TestSupport.entries($0)
+                entries[0]["d"] = "AAAA"
+                $0["wrappedDeks"] = entries
+            })
         await expectOpenFails(.invalidShape, try TestSupport.edit(blob) { $0["iv"] = "AAAA" })
         await expectOpenFails(.invalidJSON, Data(#"{"v":1,"v":1}"#.utf8))
     }

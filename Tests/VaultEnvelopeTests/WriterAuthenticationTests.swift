@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultCrypto
 import VaultJSON
+
 @testable import VaultEnvelope
 
 /// Issue 14, attacks 1, 2, 4 and 7: a blob not written by a member of the vault is refused, whichever entry it opens
@@ -85,7 +86,8 @@ import VaultJSON
         for (epoch, code) in [(1, .writerNotMember), (2, .writerNotMember), (16, .writerNotMember), (40, .unconfirmedVault)]
             as [(UInt64, VaultEnvelopeError.Code)]
         {
-            let forged = try await Self.forgedAnchoredBlob(for: try Self.recipient(in: member.created.blob), namingVault: vaultID, epoch: epoch)
+            let forged = try await Self.forgedAnchoredBlob(
+                for: try Self.recipient(in: member.created.blob), namingVault: vaultID, epoch: epoch)
             await #expect { try await member.opener.open(forged, vaultID: "v", keys: [key]) } throws: { code.matches($0) }
         }
         #expect(await Self.stored(member.store) == before)
@@ -300,7 +302,11 @@ import VaultJSON
         let key = try DeviceKEK.generate()
         let blob = try await Self.member(key).created.blob
         let edits: [(inout [String: Any]) -> Void] = [
-            { $0["epoch"] = nil }, { $0["vault_secret"] = nil; $0["epoch"] = nil },
+            { $0["epoch"] = nil },
+            {
+                $0["vault_secret"] = nil
+                $0["epoch"] = nil
+            },
             { $0["vault_id"] = "AAAA" }, { $0["epoch"] = 2 }, { $0["epoch"] = 0 },
             { $0["vault_secret"] = Base64URL.encode(Data(count: 60 + 32)) },
         ]

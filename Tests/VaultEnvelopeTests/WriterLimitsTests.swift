@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultCrypto
 import VaultJSON
+
 @testable import VaultEnvelope
 
 /// A writer never produces what readers refuse, and a reader refuses oversized texts before parsing them.
@@ -17,13 +18,15 @@ import VaultJSON
         // 200 characters but 400 code points (e + combining acute).
         let key = AESGCMKEK(key: SymmetricKey(size: .bits256))
         await #expect {
-            try await sealer.create(TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: String(repeating: "e\u{301}", count: 200))])
+            try await sealer.create(
+                TestSupport.plaintext, vaultID: "v", recipients: [.init(key, label: String(repeating: "e\u{301}", count: 200))])
         } throws: { VaultEnvelopeError.Code.malformed.matches($0) }
     }
 
     @Test func rotatingASeedVaultWhoseEntriesShareAKEKIDRewrapsOnceAndReportsTheOthers() async throws {
         let directory = FormatVectorTests.directory
-        let description = try JSONParser().parse(try Data(contentsOf: directory.appendingPathComponent("seed-android-shared-kek-id.key.json")))
+        let description = try JSONParser().parse(
+            try Data(contentsOf: directory.appendingPathComponent("seed-android-shared-kek-id.key.json")))
         let key = try FormatVectorTests.key(from: description, scratch: try TestSupport.scratchDirectory())
         let blob = try Data(contentsOf: directory.appendingPathComponent("seed-android-shared-kek-id.blob.json"))
         let (sealer, opener) = TestSupport.pair()
@@ -45,8 +48,11 @@ import VaultJSON
             VaultEnvelopeError.Code.blobTooLarge.matches($0)
         }
         let opener = VaultOpener(counterStore: InMemoryCounterStore(), maxBlobBytes: blob.count - 1)
-        await #expect { try await opener.open(blob, vaultID: "v", keys: [key]) } throws: { VaultEnvelopeError.Code.blobTooLarge.matches($0) }
-        #expect(try await VaultOpener(counterStore: InMemoryCounterStore(), maxBlobBytes: blob.count).open(blob, vaultID: "v", keys: [key])
-            .plaintext == TestSupport.plaintext)
+        await #expect { try await opener.open(blob, vaultID: "v", keys: [key]) } throws: {
+            VaultEnvelopeError.Code.blobTooLarge.matches($0)
+        }
+        #expect(
+            try await VaultOpener(counterStore: InMemoryCounterStore(), maxBlobBytes: blob.count).open(blob, vaultID: "v", keys: [key])
+                .plaintext == TestSupport.plaintext)
     }
 }

@@ -1,10 +1,12 @@
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
 @testable import VaultHTTP
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Bodies from `HTTPServer.sharedBodyMinimumBytes` up are sent from the response's own `Data`, not from a copy: what
 /// arrives must still be those bytes exactly, whatever the size, many times over and on many connections at once.
@@ -19,13 +21,16 @@ struct HTTPResponseBodyTests {
         func bodyLimit(method: String, path: String) -> Int { 1024 }
         func tooLargeResponse(method: String, path: String, limit: Int) -> HTTPResponse { HTTPResponse(status: 413) }
         func respond(to request: HTTPRequest) -> HTTPResponse {
-            HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")],
-                         body: Self.body(Int(request.path.dropFirst()) ?? 0))
+            HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/octet-stream")],
+                body: Self.body(Int(request.path.dropFirst()) ?? 0))
         }
     }
 
-    static let sizes = [0, 1, 14, 15, HTTPServer.sharedBodyMinimumBytes - 1, HTTPServer.sharedBodyMinimumBytes,
-                        16_384, 65_536, 1_048_577]
+    static let sizes = [
+        0, 1, 14, 15, HTTPServer.sharedBodyMinimumBytes - 1, HTTPServer.sharedBodyMinimumBytes,
+        16_384, 65_536, 1_048_577,
+    ]
 
     @Test func everySizeArrivesByteForByte() async throws {
         var options = HTTPServer.Options()

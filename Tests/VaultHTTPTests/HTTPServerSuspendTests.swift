@@ -1,10 +1,12 @@
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
 @testable import VaultHTTP
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Requests that wait on storage run with their connection suspended, so they never hold a worker thread.
 @Suite("HTTP server: storage waits off the workers")

@@ -15,8 +15,9 @@ import VaultJOSE
 
     func code(_ text: String, keys: JSONWebKeySet? = nil) -> JOSEError.Code? {
         do {
-            try CompactJWS(text).verify(with: keys ?? JSONWebKeySet(keys: [JSONWebKey(keyID: "k", material: .hmac(hmacKey))]),
-                                        allowed: [.hs256])
+            try CompactJWS(text).verify(
+                with: keys ?? JSONWebKeySet(keys: [JSONWebKey(keyID: "k", material: .hmac(hmacKey))]),
+                allowed: [.hs256])
             return nil
         } catch {
             return (error as JOSEError).code

@@ -16,7 +16,10 @@ import VaultJOSE
     }
 
     func code(_ value: JSONValue) -> JWTClaimsError.Code? {
-        do { _ = try rules.validate(value, now: now); return nil } catch { return error.code }
+        do {
+            _ = try rules.validate(value, now: now)
+            return nil
+        } catch { return error.code }
     }
 
     func replacing(_ name: String, with value: JSONValue?) -> JSONValue {
@@ -50,7 +53,10 @@ import VaultJOSE
 
     @Test func clientIDStandsInForAbsentAzp() throws {
         var value = replacing("azp", with: nil)
-        if case .object(var members) = value { members.append(("client_id", .string("oem-a"))); value = .object(members) }
+        if case .object(var members) = value {
+            members.append(("client_id", .string("oem-a")))
+            value = .object(members)
+        }
         #expect(try rules.validate(value, now: now).authorizedParty == "oem-a")
     }
 

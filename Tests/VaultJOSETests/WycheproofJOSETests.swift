@@ -49,11 +49,17 @@ struct AnyJSON: Decodable {
             object = members
         } else {
             let single = try decoder.singleValueContainer()
-            if let text = try? single.decode(String.self) { object = text }
-            else if let number = try? single.decode(Int64.self) { object = number }
-            else if let number = try? single.decode(Double.self) { object = number }
-            else if let flag = try? single.decode(Bool.self) { object = flag }
-            else { object = NSNull() }
+            if let text = try? single.decode(String.self) {
+                object = text
+            } else if let number = try? single.decode(Int64.self) {
+                object = number
+            } else if let number = try? single.decode(Double.self) {
+                object = number
+            } else if let flag = try? single.decode(Bool.self) {
+                object = flag
+            } else {
+                object = NSNull()
+            }
         }
     }
 
@@ -121,8 +127,9 @@ let contradictoryJWSVectors: [Int: (expectAccepted: Bool, why: String)] = [
             }
         }
         #expect(counts.accepted > 0 && counts.refused > 0)
-        print("Wycheproof \(label): \(counts.accepted) valid accepted, \(counts.refused) invalid refused, "
-            + "\(counts.unsupported) valid but unsupported alg refused")
+        print(
+            "Wycheproof \(label): \(counts.accepted) valid accepted, \(counts.refused) invalid refused, "
+                + "\(counts.unsupported) valid but unsupported alg refused")
     }
 
     @Test func jsonWebSignatureSuite() throws {

@@ -28,8 +28,8 @@ import VaultCore
 
     @Test func simdjsonRunsHere() {
         #if arch(x86_64)
-        // Every x86-64 CPU since 2013 has AVX2; without it opens fall back to yajl and miss their speed goal.
-        #expect(JSONParser.scannerIsAvailable)
+            // Every x86-64 CPU since 2013 has AVX2; without it opens fall back to yajl and miss their speed goal.
+            #expect(JSONParser.scannerIsAvailable)
         #endif
     }
 
@@ -50,8 +50,10 @@ import VaultCore
         #expect(compared > 370)
     }
 
-    @Test(arguments: ["nullx", "nullx\n", "null\\ ", "null\":\"", "[nullx]", "[null]x", "{\"v\":1}\"abc", "{}\"",
-                      "\"a\"\"", "1\"", "12 \"x", "[1] \"", "true\"", "{} \n\""])
+    @Test(arguments: [
+        "nullx", "nullx\n", "null\\ ", "null\":\"", "[nullx]", "[null]x", "{\"v\":1}\"abc", "{}\"",
+        "\"a\"\"", "1\"", "12 \"x", "[1] \"", "true\"", "{} \n\"",
+    ])
     func refusesAnythingButWhitespaceAfterTheValue(text: String) {
         var yajl = JSONParser()
         yajl.engine = .yajl

@@ -69,7 +69,8 @@ import VaultJSON
     }
 
     /// yajl's lexer lets these UTF-8 forms through; the builder's strict decoding must not.
-    @Test(arguments: [[0xC0, 0x80], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80]] as [[UInt8]])
+    @Test(
+        arguments: [[0xC0, 0x80], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80]] as [[UInt8]])
     func refusesOverlongSurrogateAndOutOfRangeUTF8(sequence: [UInt8]) {
         for wrapped in [[0x22] + sequence + [0x22], Array(#"{""#.utf8) + sequence + Array(#"":1}"#.utf8)] {
             let error = #expect(throws: JSONParseError.self) { try JSONParser().parse(Data(wrapped)) }
@@ -79,8 +80,10 @@ import VaultJSON
 
     /// yajl decodes an unpaired high surrogate to "?" or, before another escape, to an unrelated code point,
     /// and a lone low surrogate to bytes that are not UTF-8.
-    @Test(arguments: [#""\ud800""#, #""\uDBFFx""#, #""\ud800\u0041""#, #""\ud800\ud800""#, #""\udc00""#, #""a\n\ude00""#,
-                      #""\ud83d\ude00\ud83d""#, #"{"\ud800":1}"#, #"["?", "\ud800?"]"#, #"{"a":"x\"\\", "b":"\ud800"}"#])
+    @Test(arguments: [
+        #""\ud800""#, #""\uDBFFx""#, #""\ud800\u0041""#, #""\ud800\ud800""#, #""\udc00""#, #""a\n\ude00""#,
+        #""\ud83d\ude00\ud83d""#, #"{"\ud800":1}"#, #"["?", "\ud800?"]"#, #"{"a":"x\"\\", "b":"\ud800"}"#,
+    ])
     func refusesUnpairedSurrogateEscapes(text: String) {
         let error = #expect(throws: JSONParseError.self) { try JSONParser().parse(Data(text.utf8)) }
         #expect(error?.code == .syntax)
@@ -88,15 +91,19 @@ import VaultJSON
 
     @Test func acceptsPairedSurrogatesAndLookalikes() throws {
         let text = #"["\ud83d\ude00", "\uD834\uDD1E?", "why?\n", "\\ud800", "😀?", {"\u00e9?":"\ud83d\ude00"}, "\u003f", "\"\ud83d\ude00"]"#
-        #expect(try JSONParser().parse(Data(text.utf8)) == .array([
-            .string("😀"), .string("𝄞?"), .string("why?\n"), .string("\\ud800"), .string("😀?"),
-            .object([("é?", .string("😀"))]), .string("?"), .string("\"😀"),
-        ]))
+        #expect(
+            try JSONParser().parse(Data(text.utf8))
+                == .array([
+                    .string("😀"), .string("𝄞?"), .string("why?\n"), .string("\\ud800"), .string("😀?"),
+                    .object([("é?", .string("😀"))]), .string("?"), .string("\"😀"),
+                ]))
     }
 
     /// yajl accepts vertical tab and form feed as whitespace; JSON does not.
-    @Test(arguments: ["[\u{0B}]", "[\u{0C}]", "[1]\u{0C}", "\u{0B}1", "[1]\u{0}", "\"a\u{0}\"", "1\u{0}", "\u{0}",
-                      "[1] [2]", "1 2", "[1]x", "/* c */ 1", "[1] // c", "", " ", "[1,]", "{\"a\":1,}", "[01]", "+1", ".5", "1.", "-"])
+    @Test(arguments: [
+        "[\u{0B}]", "[\u{0C}]", "[1]\u{0C}", "\u{0B}1", "[1]\u{0}", "\"a\u{0}\"", "1\u{0}", "\u{0}",
+        "[1] [2]", "1 2", "[1]x", "/* c */ 1", "[1] // c", "", " ", "[1,]", "{\"a\":1,}", "[01]", "+1", ".5", "1.", "-",
+    ])
     func refusesWhatJSONDoesNotAllow(text: String) {
         let error = #expect(throws: JSONParseError.self) { try JSONParser().parse(Data(text.utf8)) }
         #expect(error?.code == .syntax)
@@ -156,17 +163,20 @@ import VaultJSON
 @Suite struct JSONSerializerTests {
     @Test func roundTripsThroughTheParserKeepingOrder() throws {
         let values: [JSONValue] = [
-            .object([("z", .integer(-1)), ("a", .array([.null, .bool(true), .bool(false), .number(1.5)])),
-                     ("s", .string("quote \" backslash \\ newline \n nul \u{0} é 😀 </script>")), ("", .object([])),
-                     ("nul\u{0}in name", .null)]),
+            .object([
+                ("z", .integer(-1)), ("a", .array([.null, .bool(true), .bool(false), .number(1.5)])),
+                ("s", .string("quote \" backslash \\ newline \n nul \u{0} é 😀 </script>")), ("", .object([])),
+                ("nul\u{0}in name", .null),
+            ]),
             .array([]), .string(""), .integer(.max), .integer(.min),
         ]
         for value in values {
             let data = JSONSerializer.data(of: value)
             #expect(try JSONParser().parse(data) == value)
         }
-        #expect(String(decoding: JSONSerializer.data(of: .object([("b", .integer(1)), ("a", .string("x"))])), as: UTF8.self)
-            == #"{"b":1,"a":"x"}"#)
+        #expect(
+            String(decoding: JSONSerializer.data(of: .object([("b", .integer(1)), ("a", .string("x"))])), as: UTF8.self)
+                == #"{"b":1,"a":"x"}"#)
         #expect(String(decoding: JSONSerializer.data(of: .number(.nan)), as: UTF8.self) == "null")
     }
 }

@@ -152,8 +152,10 @@ import VaultCore
     }
 
     @Test func refusesRepeatedNamesBeforeLaterErrors() {
-        for text in [#"{"a":{"b":{"c":1,"c":2}}}"#, #"{"\u00e9":1,"e\u0301":2}"#, #"{"a":1,"a":"# + String(repeating: "[", count: 100),
-                     #"{"a":1,"a""#, "{" + (0..<20).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + #","k7":0}"#] {
+        for text in [
+            #"{"a":{"b":{"c":1,"c":2}}}"#, #"{"\u00e9":1,"e\u0301":2}"#, #"{"a":1,"a":"# + String(repeating: "[", count: 100),
+            #"{"a":1,"a""#, "{" + (0..<20).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + #","k7":0}"#,
+        ] {
             let error = #expect(throws: JSONParseError.self) { try PortableJSONParser().parse(Data(text.utf8)) }
             #expect(error?.code == .duplicateKey, "\(text)")
         }
@@ -165,12 +167,15 @@ import VaultCore
     }
 
     @Test func numbersBecomeIntegersOnlyWhenExact() throws {
-        let text = "[-0, -0.0, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809, "
+        let text =
+            "[-0, -0.0, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809, "
             + "100000000000000000000, 1e-400, 1E2, 0.5]"
-        #expect(try PortableJSONParser().parse(Data(text.utf8)) == .array([
-            .integer(0), .number(-0.0), .integer(.max), .integer(.min), .number(0x1p63),
-            .number(-0x1p63), .number(1e20), .number(0), .number(100), .number(0.5),
-        ]))
+        #expect(
+            try PortableJSONParser().parse(Data(text.utf8))
+                == .array([
+                    .integer(0), .number(-0.0), .integer(.max), .integer(.min), .number(0x1p63),
+                    .number(-0x1p63), .number(1e20), .number(0), .number(100), .number(0.5),
+                ]))
         for overflow in ["1e400", "[-1e400]", #"{"a":1.8e308}"#, String(repeating: "9", count: 400)] {
             let error = #expect(throws: JSONParseError.self) { try PortableJSONParser().parse(Data(overflow.utf8)) }
             #expect(error?.code == .syntax)
@@ -179,10 +184,12 @@ import VaultCore
 
     @Test func stringsDecodeEscapesAndKeepNUL() throws {
         let text = #"{"\u0000":"a\u0000b","s":"\"\\\/\b\f\n\r\t","u":"\u00e9\ud83d\ude00\uDBFF\uDFFF","raw":"é😀\#u{7F}"}"#
-        #expect(try PortableJSONParser().parse(Data(text.utf8)) == .object([
-            ("\u{0}", .string("a\u{0}b")), ("s", .string("\"\\/\u{8}\u{C}\n\r\t")), ("u", .string("é😀\u{10FFFF}")),
-            ("raw", .string("é😀\u{7F}")),
-        ]))
+        #expect(
+            try PortableJSONParser().parse(Data(text.utf8))
+                == .object([
+                    ("\u{0}", .string("a\u{0}b")), ("s", .string("\"\\/\u{8}\u{C}\n\r\t")), ("u", .string("é😀\u{10FFFF}")),
+                    ("raw", .string("é😀\u{7F}")),
+                ]))
         for bad in [#""\ud800""#, #""\udc00""#, #""\ud800\u0041""#, "\"a\u{0}b\"", "\"\u{1F}\"", #""\x""#, "\u{FEFF}{}"] {
             let error = #expect(throws: JSONParseError.self) { try PortableJSONParser().parse(Data(bad.utf8)) }
             #expect(error?.code == .syntax, "\(bad)")
@@ -214,14 +221,17 @@ import VaultCore
     /// spelling is that member.
     @Test(arguments: ["é", "e\u{301}", "", "a\u{0}", "cipher"])
     func extractionByAnyNameAgrees(name: String) {
-        let texts = [#"{"e\u0301":"AAEC","v":1}"#, #"{"\u00e9":"AAEC"}"#, #"{"é":"AA=="}"#, #"{"":"AAEC","x":[]}"#, #"{"a\u0000":"AAEC"}"#,
-                     #"{"a":"AAEC"}"#, #"{"cipher":"AAEC","é":5}"#, #"{"é":"AAEC","e\u0301":"AAEC"}"#, #"["é"]"#]
+        let texts = [
+            #"{"e\u0301":"AAEC","v":1}"#, #"{"\u00e9":"AAEC"}"#, #"{"é":"AA=="}"#, #"{"":"AAEC","x":[]}"#, #"{"a\u0000":"AAEC"}"#,
+            #"{"a":"AAEC"}"#, #"{"cipher":"AAEC","é":5}"#, #"{"é":"AAEC","e\u0301":"AAEC"}"#, #"["é"]"#,
+        ]
         for text in texts {
             let bytes = Data(text.utf8)
             let expected = Result { () throws(JSONParseError) in try Self.yajl.parse(bytes, decodingBase64URLMember: name) }
             let actual = Result { () throws(JSONParseError) in try PortableJSONParser().parse(bytes, decodingBase64URLMember: name) }
             switch (expected, actual) {
-            case (.success(let a), .success(let b)): #expect(a.value == b.value && a.decoded == b.decoded, "\(text) \(name.debugDescription)")
+            case (.success(let a), .success(let b)):
+                #expect(a.value == b.value && a.decoded == b.decoded, "\(text) \(name.debugDescription)")
             case (.failure(let a), .failure(let b)): #expect(a.code == b.code, "\(text) \(name.debugDescription)")
             default: Issue.record("\(text) \(name.debugDescription): yajl \(expected), portable \(actual)")
             }

@@ -59,12 +59,13 @@ import VaultJSON
     @Test(arguments: 0..<10)
     func randomDoublesAreWrittenAsJanssonWritesThem(slice: UInt64) {
         var random = SplitMix64(seed: 0xD0B1E + slice)
-        Self.expectSameTexts((0..<5_000).flatMap { _ in
-            [
-                JSONValue.number(Double(bitPattern: random.next())),
-                .number(Double(Int64(bitPattern: random.next()) >> random.next(below: 64)) / [1, 3, 10, 1000][random.next(below: 4)]),
-            ]
-        })
+        Self.expectSameTexts(
+            (0..<5_000).flatMap { _ in
+                [
+                    JSONValue.number(Double(bitPattern: random.next())),
+                    .number(Double(Int64(bitPattern: random.next()) >> random.next(below: 64)) / [1, 3, 10, 1000][random.next(below: 4)]),
+                ]
+            })
     }
 
     @Test func integersAreWrittenAsJanssonWritesThem() {
@@ -83,12 +84,15 @@ import VaultJSON
                 Self.expectSameText(.string(text))
             }
         }
-        for text in ["", "é", "e\u{301}", "😀", "中文字符", "\u{2028}\u{2029}", "\u{FEFF}", "\u{10FFFF}", "</script>", "a/b",
-                     String(repeating: "x", count: 10_000) + "\"", "\u{0}\u{0}\u{0}", "tab\tnew\nline\rcr\u{8}\u{C}"] {
+        for text in [
+            "", "é", "e\u{301}", "😀", "中文字符", "\u{2028}\u{2029}", "\u{FEFF}", "\u{10FFFF}", "</script>", "a/b",
+            String(repeating: "x", count: 10_000) + "\"", "\u{0}\u{0}\u{0}", "tab\tnew\nline\rcr\u{8}\u{C}",
+        ] {
             Self.expectSameText(.string(text))
         }
         var random = SplitMix64(seed: 0x57)
-        let scalars: [Unicode.Scalar] = (0..<0x80).map { Unicode.Scalar(UInt8($0)) } + ["é", "\u{301}", "😀", "\u{2028}", "\u{FFFF}", "\u{10FFFF}", "中", "\u{7F}"]
+        let scalars: [Unicode.Scalar] =
+            (0..<0x80).map { Unicode.Scalar(UInt8($0)) } + ["é", "\u{301}", "😀", "\u{2028}", "\u{FFFF}", "\u{10FFFF}", "中", "\u{7F}"]
         for _ in 0..<20_000 {
             var text = String.UnicodeScalarView()
             for _ in 0..<random.next(below: 40) { text.append(scalars[random.next(below: scalars.count)]) }
@@ -100,10 +104,15 @@ import VaultJSON
     /// canonically equivalent spellings stay two members.
     @Test func repeatedNamesAreKeptAsJanssonKeepsThem() {
         Self.expectSameText(.object([("a", .integer(1)), ("b", .integer(2)), ("a", .integer(3))]))
-        #expect(PortableJSONSerializer.data(of: .object([("a", .integer(1)), ("b", .integer(2)), ("a", .integer(3))])) == Data(#"{"a":3,"b":2}"#.utf8))
+        #expect(
+            PortableJSONSerializer.data(of: .object([("a", .integer(1)), ("b", .integer(2)), ("a", .integer(3))]))
+                == Data(#"{"a":3,"b":2}"#.utf8))
         Self.expectSameText(.object([("é", .integer(1)), ("e\u{301}", .integer(2)), ("é", .integer(3))]))
         Self.expectSameText(.object((0..<40).map { ("k\($0 % 7)", .integer(Int64($0))) }))
-        Self.expectSameText(.object((0..<40).map { (String(repeating: "e\u{301}", count: $0 % 3) + String(repeating: "é", count: $0 % 2), .integer(Int64($0))) }))
+        Self.expectSameText(
+            .object(
+                (0..<40).map { (String(repeating: "e\u{301}", count: $0 % 3) + String(repeating: "é", count: $0 % 2), .integer(Int64($0))) }
+            ))
         Self.expectSameText(.object([("", .null), ("", .bool(true)), ("a\u{0}", .null), ("a", .null)]))
     }
 
@@ -134,9 +143,10 @@ import VaultJSON
             return .string((0..<random.next(below: 6)).map { _ in pieces[random.next(below: pieces.count)] }.joined())
         case 6: return .array((0..<random.next(below: 5)).map { _ in randomValue(depth: depth + 1, using: &random) })
         default:
-            return .object((0..<random.next(below: 20)).map { _ in
-                (names[random.next(below: names.count)], randomValue(depth: depth + 1, using: &random))
-            })
+            return .object(
+                (0..<random.next(below: 20)).map { _ in
+                    (names[random.next(below: names.count)], randomValue(depth: depth + 1, using: &random))
+                })
         }
     }
 }

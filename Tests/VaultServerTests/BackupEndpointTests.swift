@@ -100,7 +100,8 @@ struct BackupEndpointTests {
             #expect(reply.json["error"] as? String == code)
             #expect(reply.json["message"] is String)
         }
-        let shape = try await server.save(Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"v\":1", with: "\"v\":2").utf8), token: token)
+        let shape = try await server.save(
+            Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"v\":1", with: "\"v\":2").utf8), token: token)
         #expect(shape.json["detail"] as? String == "v must be the integer 1")
         #expect(try await server.load(token: token).body == good)
     }
@@ -120,7 +121,8 @@ struct BackupEndpointTests {
         #expect(postLoad.header("Allow") == "GET, HEAD")
         // Names are case-sensitive; the auth scheme is not. (A repeated parameter is the transport's: BackupOverSocketTests.)
         #expect(try await server.send("GET", "/wallet-backup.ashx?ACTION=load", headers: auth).status == 400)
-        #expect(try await server.send("GET", "/wallet-backup.ashx?action=load", headers: ["Authorization": "BEARER \(token)"]).status == 404)
+        #expect(
+            try await server.send("GET", "/wallet-backup.ashx?action=load", headers: ["Authorization": "BEARER \(token)"]).status == 404)
         let missing = try await server.send("GET", "/nope")
         #expect(missing.status == 404)
         #expect(missing.json["error"] as? String == "not_found")

@@ -35,7 +35,9 @@ final class DevIssuerHost: @unchecked Sendable {
 
     var fetches: Int {
         let metrics = (try? run("/usr/bin/curl", ["-s", "\(base)/metrics"]).output) ?? ""
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"walletvault_http_requests_total{route="/dev-oidc/jwks",status="200"}"#) }
+        let line = metrics.split(separator: "\n").first {
+            $0.hasPrefix(#"walletvault_http_requests_total{route="/dev-oidc/jwks",status="200"}"#)
+        }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 }
@@ -45,10 +47,15 @@ final class DevIssuerHost: @unchecked Sendable {
 struct JWKSURITests {
     @Test func fetchedOnFirstUseAndRefetchedAtMostOncePerMinuteOnUnknownKid() async throws {
         let idp = try DevIssuerHost()
-        let server = try InProcessServer(TestServerOptions(extraConfig: ["issuers": [[
-            "issuer": "urn:walletvault:dev-oidc", "jwks_uri": "\(idp.base)/dev-oidc/jwks", "audiences": ["walletvault-dev"],
-            "allowed_azp": ["oem-a"],
-        ]]]))
+        let server = try InProcessServer(
+            TestServerOptions(extraConfig: [
+                "issuers": [
+                    [
+                        "issuer": "urn:walletvault:dev-oidc", "jwks_uri": "\(idp.base)/dev-oidc/jwks", "audiences": ["walletvault-dev"],
+                        "allowed_azp": ["oem-a"],
+                    ]
+                ]
+            ]))
         func mint(_ token: String) async throws -> Int {
             try await server.send("POST", "/wallet-session-token.ashx", headers: ["Authorization": "Bearer \(token)"]).status
         }

@@ -21,8 +21,9 @@ struct OperationsTests {
         let before = activeConnections(server)
         #expect(before >= 1, "the gauge is read, counting the probe")
         let connection = try RawHTTPConnection(port: server.port)
-        connection.send("POST /wallet-backup.ashx?action=save HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-            + "Content-Type: application/json\r\nContent-Length: \(blob.count)\r\nConnection: close\r\n\r\n")
+        connection.send(
+            "POST /wallet-backup.ashx?action=save HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(blob.count)\r\nConnection: close\r\n\r\n")
         connection.send(blob.prefix(blob.count / 2))
         // The server holds the connection before the signal: the gauge counts one more than before.
         #expect(try await eventually { activeConnections(server) > before }, "the server accepted the connection")
@@ -68,8 +69,14 @@ struct OperationsTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificate = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
-        #expect(try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                             "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1"]).status == 0)
+        #expect(
+            try run(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1",
+                ]
+            ).status == 0)
         let server = try LiveServer(.init(extraConfig: ["tls": ["certificate_file": certificate, "key_file": key]]))
         #expect(server.baseURL.scheme == "https")
         let result = try run("/usr/bin/curl", ["-s", "--cacert", certificate, "https://127.0.0.1:\(server.port)/healthz"])
@@ -82,12 +89,18 @@ struct OperationsTests {
     @Test func badConfigNamesTheKey() throws {
         for (config, expected) in [
             (#"{"listen":"127.0.0.1:0"}"#, "missing key database"),
-            (#"{"listen":"nowhere","database":"sqlite:x","issuers":[],"session_keys_file":"a","storage_key_pepper_file":"b"}"#,
-             "config key listen"),
-            (#"{"listen":"127.0.0.1:0","database":"sqlite:x","issuers":[{"issuer":"i","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b"}"#,
-             "exactly one of jwks_file and jwks_uri"),
-            (#"{"listen":"127.0.0.1:0","database":"sqlite:x","issuers":[{"issuer":"i","jwks_file":"j","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b","limits":{"saves_per_hour":"many"}}"#,
-             "limits.saves_per_hour"),
+            (
+                #"{"listen":"nowhere","database":"sqlite:x","issuers":[],"session_keys_file":"a","storage_key_pepper_file":"b"}"#,
+                "config key listen"
+            ),
+            (
+                #"{"listen":"127.0.0.1:0","database":"sqlite:x","issuers":[{"issuer":"i","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b"}"#,
+                "exactly one of jwks_file and jwks_uri"
+            ),
+            (
+                #"{"listen":"127.0.0.1:0","database":"sqlite:x","issuers":[{"issuer":"i","jwks_file":"j","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b","limits":{"saves_per_hour":"many"}}"#,
+                "limits.saves_per_hour"
+            ),
         ] {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
             try Data(config.utf8).write(to: file)
@@ -102,7 +115,9 @@ struct OperationsTests {
 /// The server's `walletvault_active_connections` gauge, read by curl from 127.0.0.2 so that the probe does not count
 /// against the per-IP cap of 127.0.0.1; its own connection is included. -1 when it cannot be read.
 func activeConnections(_ server: LiveServer) -> Int {
-    guard let result = try? run("/usr/bin/curl", ["-s", "--max-time", "5", "--interface", "127.0.0.2", "http://127.0.0.1:\(server.port)/metrics"]),
+    guard
+        let result = try? run(
+            "/usr/bin/curl", ["-s", "--max-time", "5", "--interface", "127.0.0.2", "http://127.0.0.1:\(server.port)/metrics"]),
         result.status == 0
     else { return -1 }
     let line = result.output.split(separator: "\n").first { $0.hasPrefix("walletvault_active_connections ") }

@@ -16,8 +16,10 @@ struct PostgresClusterTests {
     }
 
     /// Sends `count` saves at once, alternating nodes; returns (index, reply) pairs.
-    func saveConcurrently(_ nodes: [LiveServer], count: Int, token: String, headers: [String: String],
-                          blob: @escaping @Sendable (Int) -> Data) async throws -> [(Int, APIReply)] {
+    func saveConcurrently(
+        _ nodes: [LiveServer], count: Int, token: String, headers: [String: String],
+        blob: @escaping @Sendable (Int) -> Data
+    ) async throws -> [(Int, APIReply)] {
         try await withThrowingTaskGroup(of: (Int, APIReply).self) { group in
             for index in 0..<count {
                 let node = nodes[index % nodes.count]
@@ -33,7 +35,9 @@ struct PostgresClusterTests {
         var etag: String?
         for round in 0..<5 {
             let precondition = etag.map { ["If-Match": $0] } ?? ["If-None-Match": "*"]
-            let replies = try await saveConcurrently(nodes, count: 10, token: token, headers: precondition) { sampleBlob("r\(round)-\($0)") }
+            let replies = try await saveConcurrently(nodes, count: 10, token: token, headers: precondition) {
+                sampleBlob("r\(round)-\($0)")
+            }
             #expect(replies.allSatisfy { [200, 409].contains($0.1.status) }, "round \(round): \(replies.map(\.1.status))")
             let winners = replies.filter { $0.1.status == 200 }
             try #require(winners.count == 1, "round \(round): \(winners.count) winners")

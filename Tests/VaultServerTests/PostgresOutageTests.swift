@@ -2,9 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 import VaultCore
-import VaultTestSupport
-@testable import VaultServer
 import VaultStorage
+import VaultTestSupport
+
+@testable import VaultServer
 
 /// PostgreSQL stops under traffic and comes back: the server answers 503 meanwhile and recovers alone.
 @Suite("PostgreSQL outage", .enabled(if: TestPostgres.enabled, TestPostgres.skipMessage))
@@ -37,8 +38,10 @@ struct PostgresOutageTests {
 
         func record(user: Int, status: Int?, retryAfter: String?, syncID: String?, body: Data, failure: String?) {
             state.withLock {
-                $0.attempts.append(Attempt(user: user, phase: $0.phase, status: status, retryAfter: retryAfter,
-                                           syncID: syncID, body: body, failure: failure))
+                $0.attempts.append(
+                    Attempt(
+                        user: user, phase: $0.phase, status: status, retryAfter: retryAfter,
+                        syncID: syncID, body: body, failure: failure))
             }
         }
 
@@ -64,8 +67,9 @@ struct PostgresOutageTests {
                         let body = sampleBlob("u\(user)-\(sequence)", cipherBytes: 2048)
                         do {
                             let reply = try await server.save(body, token: token)
-                            traffic.record(user: user, status: reply.status, retryAfter: reply.header("Retry-After"),
-                                           syncID: reply.json["sync_id"] as? String, body: body, failure: nil)
+                            traffic.record(
+                                user: user, status: reply.status, retryAfter: reply.header("Retry-After"),
+                                syncID: reply.json["sync_id"] as? String, body: body, failure: nil)
                             // A client's pause before it retries a refused save: part of the traffic (no spinning on
                             // 503s while PostgreSQL is down), not a wait for anything.
                             if reply.status != 200 { try await Task.sleep(for: .milliseconds(20)) }

@@ -1,5 +1,6 @@
 import Testing
 import VaultStorage
+
 @testable import VaultServer
 
 /// A save's rate-limit decision as the client reads it (draft-ietf-httpapi-ratelimit-headers).

@@ -48,22 +48,26 @@ struct SessionTokenEndpointTests {
     }
 
     @Test func acceptsTheRFC8693Form() async throws {
-        let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"
+        let form =
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"
             + "&subject_token=\(issuer.accessToken())"
             + "&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token"
-        let reply = try await server.send("POST", "/wallet-session-token.ashx",
-                                          headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(form.utf8))
+        let reply = try await server.send(
+            "POST", "/wallet-session-token.ashx",
+            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(form.utf8))
         #expect(reply.status == 200)
         #expect(reply.json["issued_token_type"] as? String == "urn:ietf:params:oauth:token-type:jwt")
 
-        let wrongGrant = try await server.send("POST", "/wallet-session-token.ashx",
-                                               headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                               body: Data("grant_type=password&subject_token=x".utf8))
+        let wrongGrant = try await server.send(
+            "POST", "/wallet-session-token.ashx",
+            headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: Data("grant_type=password&subject_token=x".utf8))
         #expect(wrongGrant.status == 400)
         #expect(wrongGrant.json["error"] as? String == "unsupported_grant_type")
         let wrongType = try await server.send(
             "POST", "/wallet-session-token.ashx", headers: ["Content-Type": "application/x-www-form-urlencoded"],
-            body: Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=x&subject_token_type=id_token".utf8))
+            body: Data(
+                "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=x&subject_token_type=id_token".utf8))
         #expect(wrongType.status == 400)
         #expect(wrongType.json["error"] as? String == "invalid_request")
     }

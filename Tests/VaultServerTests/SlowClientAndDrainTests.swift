@@ -63,9 +63,12 @@ import VaultTestSupport
     }
 
     @Test func aBodyTrickledBelowTheMinimumRateIsCut() async throws {
-        let server = try LiveServer(.init(extraConfig: ["limits": [
-            "body_min_bytes_per_second": 1024, "body_grace_seconds": 1.5, "connection_timeout_seconds": 30,
-        ]]))
+        let server = try LiveServer(
+            .init(extraConfig: [
+                "limits": [
+                    "body_min_bytes_per_second": 1024, "body_grace_seconds": 1.5, "connection_timeout_seconds": 30,
+                ]
+            ]))
         let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
         let blob = sampleBlob("slow")
         let connection = try RawHTTPConnection(port: server.port)
@@ -81,9 +84,14 @@ import VaultTestSupport
         // Scaled down so the test is short: at least 16 KiB/s after 1 s, and the upload runs at about 250 KiB/s
         // in 16 KiB pieces, with pauses, for about 4 s (the margin is for a loaded machine); the defaults
         // (1 KiB/s after 10 s) are far looser.
-        let server = try LiveServer(.init(maxBlobBytes: 1_048_576, extraConfig: ["limits": [
-            "body_min_bytes_per_second": 16384, "body_grace_seconds": 1, "header_timeout_seconds": 5,
-        ]]))
+        let server = try LiveServer(
+            .init(
+                maxBlobBytes: 1_048_576,
+                extraConfig: [
+                    "limits": [
+                        "body_min_bytes_per_second": 16384, "body_grace_seconds": 1, "header_timeout_seconds": 5,
+                    ]
+                ]))
         let token = try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: UUID().uuidString))
         let blob = sampleBlob("big", cipherBytes: 780_000)
         #expect(blob.count > 1_000_000 && blob.count <= 1_048_576)

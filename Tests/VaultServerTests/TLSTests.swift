@@ -15,26 +15,43 @@ struct TLSTests {
         let server = try LiveServer(.init(extraConfig: ["tls": ["certificate_file": files.chain, "key_file": files.key]]))
         #expect(server.baseURL.scheme == "https")
         // Only the root is trusted: the handshake succeeds only if the server sends the intermediate too.
-        let reply = try run("/usr/bin/curl", ["-s", "--max-time", "10", "--cacert", pki.root,
-                                              "https://127.0.0.1:\(server.port)/healthz"])
+        let reply = try run(
+            "/usr/bin/curl",
+            [
+                "-s", "--max-time", "10", "--cacert", pki.root,
+                "https://127.0.0.1:\(server.port)/healthz",
+            ])
         #expect(reply.status == 0, "\(reply.output)")
         #expect(reply.output.contains("\"ok\""))
-        let twelve = try run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "--cacert", pki.root,
-                                               "--tlsv1.2", "--tls-max", "1.2", "https://127.0.0.1:\(server.port)/healthz"])
+        let twelve = try run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "--max-time", "10", "--cacert", pki.root,
+                "--tlsv1.2", "--tls-max", "1.2", "https://127.0.0.1:\(server.port)/healthz",
+            ])
         #expect(twelve.status == 0, "the intermediate profile serves TLS 1.2")
     }
 
     @Test func modernProfileRefusesTLS12() throws {
         let pki = try TestPKI.shared
         let files = try pki.issue(.ecdsaP256)
-        let server = try LiveServer(.init(extraConfig: [
-            "tls": ["certificate_file": files.chain, "key_file": files.key, "profile": "modern"],
-        ]))
-        let thirteen = try run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "--cacert", pki.root,
-                                                 "--tlsv1.3", "https://127.0.0.1:\(server.port)/healthz"])
+        let server = try LiveServer(
+            .init(extraConfig: [
+                "tls": ["certificate_file": files.chain, "key_file": files.key, "profile": "modern"]
+            ]))
+        let thirteen = try run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "--max-time", "10", "--cacert", pki.root,
+                "--tlsv1.3", "https://127.0.0.1:\(server.port)/healthz",
+            ])
         #expect(thirteen.status == 0)
-        let twelve = try run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "--cacert", pki.root,
-                                               "--tlsv1.2", "--tls-max", "1.2", "https://127.0.0.1:\(server.port)/healthz"])
+        let twelve = try run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "--max-time", "10", "--cacert", pki.root,
+                "--tlsv1.2", "--tls-max", "1.2", "https://127.0.0.1:\(server.port)/healthz",
+            ])
         // 35: CURLE_SSL_CONNECT_ERROR, the handshake failed.
         #expect(twelve.status == 35)
     }
@@ -69,9 +86,11 @@ struct TLSTests {
         let intermediateOnly = try file("intermediate-only.pem", Data(leaf.dropFirst(firstCertificate.count).utf8))
         let garbled = try file("garbled.pem", Data("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8))
         let truncated = try file("truncated.pem", Data(leaf.prefix(300).utf8))
-        let secondBad = try file("second-bad.pem", Data((firstCertificate + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").utf8))
+        let secondBad = try file(
+            "second-bad.pem", Data((firstCertificate + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").utf8))
         let encrypted = directory.appendingPathComponent("encrypted.key").path
-        #expect(try run("/usr/bin/openssl", ["pkey", "-in", ecdsa.key, "-aes256", "-passout", "pass:secret", "-out", encrypted]).status == 0)
+        #expect(
+            try run("/usr/bin/openssl", ["pkey", "-in", ecdsa.key, "-aes256", "-passout", "pass:secret", "-out", encrypted]).status == 0)
         let der = directory.appendingPathComponent("key.der").path
         #expect(try run("/usr/bin/openssl", ["pkey", "-in", ecdsa.key, "-outform", "DER", "-out", der]).status == 0)
 
@@ -139,24 +158,36 @@ final class TestPKI: @unchecked Sendable {
         intermediateKey = path("intermediate.key")
         try Data("basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n".utf8)
             .write(to: URL(fileURLWithPath: path("intermediate.ext")))
-        try Data("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n".utf8)
-            .write(to: URL(fileURLWithPath: path("leaf.ext")))
-        try Self.openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("root.key"),
-                          "-out", root, "-days", "2", "-subj", "/CN=WalletVault test root",
-                          "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
-        try Self.openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", intermediateKey,
-                          "-out", path("intermediate.csr"), "-subj", "/CN=WalletVault test intermediate"])
-        try Self.openssl(["x509", "-req", "-in", path("intermediate.csr"), "-CA", root, "-CAkey", path("root.key"), "-CAcreateserial",
-                          "-days", "2", "-extfile", path("intermediate.ext"), "-out", intermediate])
+        try Data(
+            "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n"
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: path("leaf.ext")))
+        try Self.openssl([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("root.key"),
+            "-out", root, "-days", "2", "-subj", "/CN=WalletVault test root",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        ])
+        try Self.openssl([
+            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", intermediateKey,
+            "-out", path("intermediate.csr"), "-subj", "/CN=WalletVault test intermediate",
+        ])
+        try Self.openssl([
+            "x509", "-req", "-in", path("intermediate.csr"), "-CA", root, "-CAkey", path("root.key"), "-CAcreateserial",
+            "-days", "2", "-extfile", path("intermediate.ext"), "-out", intermediate,
+        ])
     }
 
     /// A new leaf key and certificate; `chain` is the leaf followed by the intermediate.
     func issue(_ leaf: Leaf) throws -> (chain: String, key: String) {
         let name = "\(leaf.rawValue)-\(UUID().uuidString)"
         func path(_ suffix: String) -> String { directory.appendingPathComponent("\(name).\(suffix)").path }
-        try Self.openssl(["req", "-new"] + leaf.keyArguments + ["-nodes", "-keyout", path("key"), "-out", path("csr"), "-subj", "/CN=127.0.0.1"])
-        try Self.openssl(["x509", "-req", "-in", path("csr"), "-CA", intermediate, "-CAkey", intermediateKey, "-CAcreateserial",
-                          "-days", "2", "-extfile", directory.appendingPathComponent("leaf.ext").path, "-out", path("pem")])
+        try Self.openssl(
+            ["req", "-new"] + leaf.keyArguments + ["-nodes", "-keyout", path("key"), "-out", path("csr"), "-subj", "/CN=127.0.0.1"])
+        try Self.openssl([
+            "x509", "-req", "-in", path("csr"), "-CA", intermediate, "-CAkey", intermediateKey, "-CAcreateserial",
+            "-days", "2", "-extfile", directory.appendingPathComponent("leaf.ext").path, "-out", path("pem"),
+        ])
         var chain = try Data(contentsOf: URL(fileURLWithPath: path("pem")))
         chain.append(try Data(contentsOf: URL(fileURLWithPath: intermediate)))
         try chain.write(to: URL(fileURLWithPath: path("chain.pem")))

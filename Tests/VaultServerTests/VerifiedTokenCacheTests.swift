@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultStorage
+
 @testable import VaultServer
 
 @Suite("Verified session token cache")
@@ -31,7 +32,8 @@ struct VerifiedTokenCacheTests {
         let cache = VerifiedTokenCache(capacity: 100)
         let now = UTCTimestamp(millisecondsSinceEpoch: 0)
         for index in 0..<100 {
-            cache.remember(.init(key: StorageKey(bytes: Data(count: 32)), userTag: "\(index)", validUntil: 600_000), for: "t\(index)", now: now)
+            cache.remember(
+                .init(key: StorageKey(bytes: Data(count: 32)), userTag: "\(index)", validUntil: 600_000), for: "t\(index)", now: now)
         }
         #expect(cache.count == 100)
         cache.remember(.init(key: StorageKey(bytes: Data(count: 32)), userTag: "new", validUntil: 600_000), for: "new", now: now)
@@ -44,8 +46,9 @@ struct VerifiedTokenCacheTests {
     @Test func sweepsExpiredTokensWellBeforeTheCap() {
         let cache = VerifiedTokenCache(capacity: 1000)
         func remember(_ name: String, at milliseconds: Int64) {
-            cache.remember(.init(key: StorageKey(bytes: Data(count: 32)), userTag: name, validUntil: milliseconds + 600_000),
-                           for: name, now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
+            cache.remember(
+                .init(key: StorageKey(bytes: Data(count: 32)), userTag: name, validUntil: milliseconds + 600_000),
+                for: name, now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
         }
         for index in 0..<10 { remember("first-\(index)", at: 0) }
         remember("renewed", at: 600_000 + VerifiedTokenCache.sweepInterval)

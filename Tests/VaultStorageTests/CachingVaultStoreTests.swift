@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultTestSupport
 import VaultWire
+
 @testable import VaultStorage
 
 @Suite("Blob cache in front of the SQLite store")
@@ -10,10 +11,12 @@ struct CachingVaultStoreTests {
     let path = ScratchDirectory.path("cache", suffix: "sqlite")
 
     func request(_ key: StorageKey, _ body: String, at milliseconds: Int64, precondition: SavePrecondition = .none) -> SaveRequest {
-        let header = VaultBlobHeader(updatedUtc: "2026-08-12T19:00:0\(body.count % 10)Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
-                                     hint: body, kekIDs: ["k"], cipherByteCount: 1)
-        return SaveRequest(key: key, body: Data(body.utf8), header: header, precondition: precondition,
-                           rateLimit: SlidingWindowRateLimit(limit: 1000), now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
+        let header = VaultBlobHeader(
+            updatedUtc: "2026-08-12T19:00:0\(body.count % 10)Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
+            hint: body, kekIDs: ["k"], cipherByteCount: 1)
+        return SaveRequest(
+            key: key, body: Data(body.utf8), header: header, precondition: precondition,
+            rateLimit: SlidingWindowRateLimit(limit: 1000), now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
     }
 
     func key(_ byte: UInt8) -> StorageKey { StorageKey(bytes: Data(repeating: byte, count: 32)) }
@@ -24,7 +27,10 @@ struct CachingVaultStoreTests {
         #expect(try cached.load(key(1)) == nil)
         _ = try cached.save(request(key(1), "first", at: 1000))
         #expect(try cached.load(key(1)) == base.load(key(1)))
-        guard case .saved = try cached.save(request(key(1), "second", at: 2000)) else { Issue.record("save"); return }
+        guard case .saved = try cached.save(request(key(1), "second", at: 2000)) else {
+            Issue.record("save")
+            return
+        }
         #expect(try cached.load(key(1))?.body == Data("second".utf8))
         #expect(try cached.load(key(1)) == base.load(key(1)))
         // A refused save changes neither.
@@ -125,7 +131,9 @@ struct CachingVaultStorePolicyTests {
         let cached = CachingVaultStore(base: sqlite, budgetBytes: 2_000)
         for round in 0..<1_000 {
             let key = saver.key(UInt8(round % 50))
-            if round % 7 == 0 { try cached.delete(key) } else {
+            if round % 7 == 0 {
+                try cached.delete(key)
+            } else {
                 _ = try cached.save(saver.request(key, String(repeating: "x", count: 10 + round % 300), at: Int64(1_000 + round)))
             }
             _ = try cached.load(saver.key(UInt8((round * 13) % 50)))

@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultTestSupport
 import VaultWire
+
 @testable import VaultStorage
 
 /// What only the SQLite store has: a file that outlives the process and a schema that predates history.
@@ -12,11 +13,13 @@ struct SQLiteVaultStoreTests {
     let key = StorageKey(bytes: Data(repeating: 9, count: 32))
 
     func request(_ body: String, at milliseconds: Int64, limit: Int = 60, for user: StorageKey? = nil) -> SaveRequest {
-        SaveRequest(key: user ?? key, body: Data(body.utf8),
-                    header: VaultBlobHeader(updatedUtc: "2026-08-12T19:00:00Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
-                                            hint: "h", kekIDs: ["k"], cipherByteCount: 1),
-                    precondition: .none, rateLimit: SlidingWindowRateLimit(limit: limit),
-                    now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
+        SaveRequest(
+            key: user ?? key, body: Data(body.utf8),
+            header: VaultBlobHeader(
+                updatedUtc: "2026-08-12T19:00:00Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
+                hint: "h", kekIDs: ["k"], cipherByteCount: 1),
+            precondition: .none, rateLimit: SlidingWindowRateLimit(limit: limit),
+            now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
     }
 
     @Test func persistsAcrossReopen() throws {
@@ -40,8 +43,11 @@ struct SQLiteVaultStoreTests {
             try old.prepare("INSERT INTO save_events (storage_key, at_ms) VALUES (?, ?)").run([.blob(key.bytes), .integer(9000)])
         }
         let store = try SQLiteVaultStore(path: path, historyVersions: 10)
-        #expect(try store.load(key) == StoredVault(syncID: UTCTimestamp(millisecondsSinceEpoch: 9000), updatedUtc: "2026-01-01T00:00:00Z",
-                                                     hint: nil, body: Data("old".utf8)))
+        #expect(
+            try store.load(key)
+                == StoredVault(
+                    syncID: UTCTimestamp(millisecondsSinceEpoch: 9000), updatedUtc: "2026-01-01T00:00:00Z",
+                    hint: nil, body: Data("old".utf8)))
         // The old save still counts toward the cap, and the next sync ID follows the migrated one.
         guard case .saved(let syncID, .allowed(remaining: 0)) = try store.save(request("new", at: 5000, limit: 2)) else {
             Issue.record("save after migration")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCore
 import VaultTestSupport
+
 @testable import VaultStorage
 
 /// The stores the contract tests run against; each `make` returns a store on fresh or shared storage.
@@ -27,8 +28,9 @@ enum StoreFactory: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .cachedSQLite:
             return CachingVaultStore(base: try StoreFactory.sqlite.make(historyVersions: historyVersions), budgetBytes: 4096)
         case .cachedSQLiteSavesOnly:
-            return CachingVaultStore(base: try StoreFactory.sqlite.make(historyVersions: historyVersions), budgetBytes: 4096,
-                                     remembersLoads: false)
+            return CachingVaultStore(
+                base: try StoreFactory.sqlite.make(historyVersions: historyVersions), budgetBytes: 4096,
+                remembersLoads: false)
         case .postgres:
             return try PostgresVaultStore(url: try TestPostgres.requireURL(), poolSize: 16, historyVersions: historyVersions)
         }

@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultTestSupport
 import VaultWire
+
 @testable import VaultStorage
 
 /// The same cases against every store: what `VaultStore` promises, whatever the database.
@@ -10,16 +11,23 @@ import VaultWire
 struct VaultStoreContractTests {
     static let start: Int64 = 1_800_000_000_000
 
-    func request(_ key: StorageKey, _ body: Data, at milliseconds: Int64, limit: Int = 60,
-                 precondition: SavePrecondition = .none, hint: String? = "h", updatedUtc: String = "2026-08-12T19:00:00Z") -> SaveRequest {
-        SaveRequest(key: key, body: body, header: VaultBlobHeader(updatedUtc: updatedUtc, updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
-                                                                  hint: hint, kekIDs: ["k"], cipherByteCount: 1),
-                    precondition: precondition, rateLimit: SlidingWindowRateLimit(limit: limit),
-                    now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
+    func request(
+        _ key: StorageKey, _ body: Data, at milliseconds: Int64, limit: Int = 60,
+        precondition: SavePrecondition = .none, hint: String? = "h", updatedUtc: String = "2026-08-12T19:00:00Z"
+    ) -> SaveRequest {
+        SaveRequest(
+            key: key, body: body,
+            header: VaultBlobHeader(
+                updatedUtc: updatedUtc, updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0),
+                hint: hint, kekIDs: ["k"], cipherByteCount: 1),
+            precondition: precondition, rateLimit: SlidingWindowRateLimit(limit: limit),
+            now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
     }
 
-    func request(_ key: StorageKey, _ body: String, at milliseconds: Int64, limit: Int = 60,
-                 precondition: SavePrecondition = .none) -> SaveRequest {
+    func request(
+        _ key: StorageKey, _ body: String, at milliseconds: Int64, limit: Int = 60,
+        precondition: SavePrecondition = .none
+    ) -> SaveRequest {
         request(key, Data(body.utf8), at: milliseconds, limit: limit, precondition: precondition)
     }
 
@@ -89,8 +97,9 @@ struct VaultStoreContractTests {
         let store = try factory.make()
         let key = freshKey()
         #expect(try store.save(request(key, "x", at: 500, precondition: .exists)) == .conflict(current: nil))
-        #expect(try store.save(request(key, "x", at: 600, precondition: .matches([UTCTimestamp(millisecondsSinceEpoch: 1)])))
-            == .conflict(current: nil))
+        #expect(
+            try store.save(request(key, "x", at: 600, precondition: .matches([UTCTimestamp(millisecondsSinceEpoch: 1)])))
+                == .conflict(current: nil))
         let first = try savedID(store.save(request(key, "one", at: 1000, precondition: .absent)))
         guard case .conflict(let current) = try store.save(request(key, "two", at: 2000, precondition: .absent)) else {
             Issue.record("absent again")
@@ -98,7 +107,8 @@ struct VaultStoreContractTests {
         }
         #expect(current?.syncID == first)
         #expect(current?.updatedUtc == "2026-08-12T19:00:00Z")
-        let second = try savedID(store.save(request(key, "two", at: 3000, precondition: .matches([UTCTimestamp(millisecondsSinceEpoch: 7), first]))))
+        let second = try savedID(
+            store.save(request(key, "two", at: 3000, precondition: .matches([UTCTimestamp(millisecondsSinceEpoch: 7), first]))))
         guard case .conflict(let stale) = try store.save(request(key, "three", at: 4000, precondition: .matches([first]))) else {
             Issue.record("stale")
             return
@@ -142,13 +152,17 @@ struct VaultStoreContractTests {
             return
         }
         for offset in stride(from: Int64(2000), to: 3_000_000, by: 500_000) {
-            #expect(try store.save(request(key, "x", at: start + offset, limit: 2)) == .rateLimited(.limited(
-                retryAfterSeconds: Int((start + 3_600_000 - (start + offset) + 999) / 1000))))
+            #expect(
+                try store.save(request(key, "x", at: start + offset, limit: 2))
+                    == .rateLimited(
+                        .limited(
+                            retryAfterSeconds: Int((start + 3_600_000 - (start + offset) + 999) / 1000))))
         }
         // An hour after the first save exactly one slot is free, however many refusals came between.
         _ = try savedID(store.save(request(key, "c", at: start + 3_600_001, limit: 2)))
-        #expect(try store.save(request(key, "d", at: start + 3_600_002, limit: 2))
-            == .rateLimited(.limited(retryAfterSeconds: 1)))
+        #expect(
+            try store.save(request(key, "d", at: start + 3_600_002, limit: 2))
+                == .rateLimited(.limited(retryAfterSeconds: 1)))
         #expect(try store.load(key)?.body == Data("c".utf8))
         // Another user's quota is untouched.
         _ = try savedID(store.save(request(freshKey(), "e", at: start + 3_600_003, limit: 2)))
@@ -161,15 +175,24 @@ struct VaultStoreContractTests {
         var saved: [(syncID: UTCTimestamp, body: Data)] = []
         for index in 0..<5 {
             let body = Data(repeating: UInt8(index), count: 1000 * (index + 1))
-            saved.append((try savedID(store.save(request(key, body, at: Self.start + Int64(index) * 10,
-                                                         hint: index == 3 ? nil : "hint \(index)",
-                                                         updatedUtc: "2026-08-12T19:00:0\(index)Z"))), body))
+            saved.append(
+                (
+                    try savedID(
+                        store.save(
+                            request(
+                                key, body, at: Self.start + Int64(index) * 10,
+                                hint: index == 3 ? nil : "hint \(index)",
+                                updatedUtc: "2026-08-12T19:00:0\(index)Z"))), body
+                ))
         }
         let versions = try store.versions(key)
-        #expect(versions == [4, 3, 2].map { index in
-            StoredVersion(syncID: saved[index].syncID, bytes: 1000 * (index + 1), updatedUtc: "2026-08-12T19:00:0\(index)Z",
-                          hint: index == 3 ? nil : "hint \(index)")
-        })
+        #expect(
+            versions
+                == [4, 3, 2].map { index in
+                    StoredVersion(
+                        syncID: saved[index].syncID, bytes: 1000 * (index + 1), updatedUtc: "2026-08-12T19:00:0\(index)Z",
+                        hint: index == 3 ? nil : "hint \(index)")
+                })
         for index in 2..<5 {
             #expect(try store.load(key, syncID: saved[index].syncID)?.body == saved[index].body)
         }
@@ -194,7 +217,8 @@ struct VaultStoreContractTests {
     @Test(arguments: StoreFactory.all)
     func deleteErasesEverythingButTheCapAndIsIdempotent(_ factory: StoreFactory) throws {
         let store = try factory.make()
-        let key = freshKey(), neighbour = freshKey()
+        let key = freshKey()
+        let neighbour = freshKey()
         var ids: [UTCTimestamp] = []
         for index in 0..<3 { ids.append(try savedID(store.save(request(key, "v\(index)", at: Self.start + Int64(index), limit: 3)))) }
         _ = try savedID(store.save(request(neighbour, "n", at: Self.start, limit: 3)))

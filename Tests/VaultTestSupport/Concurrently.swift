@@ -7,7 +7,8 @@ import Synchronization
 /// Threads rather than tasks: store calls block, and the cooperative pool has only as many threads as cores.
 public func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
     let results = Mutex<[T?]>(Array(repeating: nil, count: count))
-    let ready = DispatchGroup(), done = DispatchGroup()
+    let ready = DispatchGroup()
+    let done = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
     for index in 0..<count {
         ready.enter()

@@ -2,10 +2,11 @@ import Foundation
 import Synchronization
 import VaultHTTP
 import VaultServer
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import WalletVault
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The server application in process: assembled by `ServerBootstrap` from the configuration a `LiveServer` would be
 /// started with, answering through the same `respond(to:)` the HTTP transport calls, on a clock the test moves.
@@ -35,8 +36,9 @@ public final class InProcessServer: WalletVaultAPI {
         let configuration = try ServerConfiguration.load(path: try options.writeConfiguration(in: directory).path)
         self.clock = clock
         let lines = logLines
-        application = try ServerBootstrap.assemble(configuration, clock: clock,
-                                                   logger: RequestLogger(enabled: true, sink: { lines.append($0) }))
+        application = try ServerBootstrap.assemble(
+            configuration, clock: clock,
+            logger: RequestLogger(enabled: true, sink: { lines.append($0) }))
     }
 
     /// Every line the server logged so far: its request log, written before each answer is returned.
@@ -72,9 +74,10 @@ private struct InProcessTransport: HTTPTransport {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         var query: [String: String] = [:]
         for item in components?.queryItems ?? [] where query[item.name] == nil { query[item.name] = item.value ?? "" }
-        let incoming = HTTPRequest(method: request.httpMethod ?? "GET", path: url.path, query: query,
-                                   headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody ?? Data(),
-                                   remoteAddress: "127.0.0.1")
+        let incoming = HTTPRequest(
+            method: request.httpMethod ?? "GET", path: url.path, query: query,
+            headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody ?? Data(),
+            remoteAddress: "127.0.0.1")
         let service = self.service
         let response = await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: service.respond(to: incoming)) }

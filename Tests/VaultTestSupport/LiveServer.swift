@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 import VaultCore
 import VaultCrypto
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The built `walletvault-server` binary, started on a free loopback port with a test config.
@@ -58,7 +59,11 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
     }
 
     public struct ServerFailedToStart: Error { let output: String }
-    public struct ServerUnreachable: Error { let underlying: String; let serverState: String; let logTail: String }
+    public struct ServerUnreachable: Error {
+        let underlying: String
+        let serverState: String
+        let logTail: String
+    }
 
     /// A binary built beside the test bundle, or named by an environment variable.
     public static func binary(_ name: String) -> URL {
@@ -116,7 +121,10 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
             (data, response) = try await session.data(for: request)
         } catch {
             // Say whether the server is still there, and what it last wrote, instead of a bare URLError.
-            let state = process.isRunning ? "running" : "exited with \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
+            let state =
+                process.isRunning
+                ? "running"
+                : "exited with \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
             throw ServerUnreachable(underlying: "\(error)", serverState: state, logTail: String(log().suffix(2000)))
         }
         let http = response as! HTTPURLResponse

@@ -27,8 +27,10 @@ public struct TestIssuer: Sendable {
     }
 
     /// An access token with standard claims, edited by `edit`.
-    public func accessToken(sub: String = "alice", azp: String = "oem-a", algorithm: JWSAlgorithm = .rs256, type: String? = "at+jwt",
-                     now: Date = Date(), edit: (inout [String: Any]) -> Void = { _ in }) -> String {
+    public func accessToken(
+        sub: String = "alice", azp: String = "oem-a", algorithm: JWSAlgorithm = .rs256, type: String? = "at+jwt",
+        now: Date = Date(), edit: (inout [String: Any]) -> Void = { _ in }
+    ) -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
         var claims: [String: Any] = [
             "iss": issuer, "aud": audience, "sub": sub, "azp": azp, "iat": issuedAt, "exp": issuedAt + 300,

@@ -14,7 +14,8 @@ public enum TestPostgres {
     public static let enabled = url != nil || environment["CI"] != nil
 
     /// Shown for the skipped tests.
-    public static let skipMessage: Comment = "PostgreSQL tests skipped: WALLETVAULT_TEST_POSTGRES_URL is not set; run them under scripts/with-postgres.sh"
+    public static let skipMessage: Comment =
+        "PostgreSQL tests skipped: WALLETVAULT_TEST_POSTGRES_URL is not set; run them under scripts/with-postgres.sh"
 
     public struct NotConfigured: Error, CustomStringConvertible {
         public let variable: String
@@ -53,7 +54,10 @@ public enum TestPostgres {
         guard status == 0 else { throw PgCtlFailed(arguments: arguments, status: status) }
     }
 
-    public struct PgCtlFailed: Error { let arguments: [String]; let status: Int32 }
+    public struct PgCtlFailed: Error {
+        let arguments: [String]
+        let status: Int32
+    }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
     /// export: looked up by name and called through a C function pointer.

@@ -17,8 +17,10 @@ public struct TestServerOptions: @unchecked Sendable {
     public var secrets: TestServerSecrets
 
     /// Options as given; the defaults are 1 MiB blobs, 60 saves an hour, a fresh SQLite file, the default history.
-    public init(maxBlobBytes: Int = 1_048_576, savesPerHour: Int = 60, extraConfig: [String: Any] = [:], database: String? = nil,
-                historyVersions: Int? = nil, secrets: TestServerSecrets = .random()) {
+    public init(
+        maxBlobBytes: Int = 1_048_576, savesPerHour: Int = 60, extraConfig: [String: Any] = [:], database: String? = nil,
+        historyVersions: Int? = nil, secrets: TestServerSecrets = .random()
+    ) {
         self.maxBlobBytes = maxBlobBytes
         self.savesPerHour = savesPerHour
         self.extraConfig = extraConfig
@@ -37,10 +39,14 @@ public struct TestServerOptions: @unchecked Sendable {
             "listen": "127.0.0.1:0",
             "database": database ?? "sqlite:vault.sqlite",
             "issuers": [
-                ["issuer": TestIssuer.shared.issuer, "jwks_file": "idp-jwks.json", "audiences": [TestIssuer.shared.audience],
-                 "allowed_azp": ["oem-a", "oem-b"]],
-                ["issuer": TestIssuer.other.issuer, "jwks_file": "other-jwks.json", "audiences": [TestIssuer.other.audience],
-                 "allowed_azp": ["oem-a"]],
+                [
+                    "issuer": TestIssuer.shared.issuer, "jwks_file": "idp-jwks.json", "audiences": [TestIssuer.shared.audience],
+                    "allowed_azp": ["oem-a", "oem-b"],
+                ],
+                [
+                    "issuer": TestIssuer.other.issuer, "jwks_file": "other-jwks.json", "audiences": [TestIssuer.other.audience],
+                    "allowed_azp": ["oem-a"],
+                ],
             ],
             "session_keys_file": "session-keys.json",
             "storage_key_pepper_file": "pepper",

@@ -11,7 +11,8 @@ public struct TestServerSecrets: Sendable {
 
     /// New random keys and pepper.
     public static func random() -> TestServerSecrets {
-        TestServerSecrets(sessionKeys: Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8),
-                pepper: SecureRandom.bytes(count: 32))
+        TestServerSecrets(
+            sessionKeys: Data(#"[{"kid":"s1","secret":"\#(Base64URL.encode(SecureRandom.bytes(count: 32)))"}]"#.utf8),
+            pepper: SecureRandom.bytes(count: 32))
     }
 }

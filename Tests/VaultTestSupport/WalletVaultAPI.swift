@@ -33,14 +33,16 @@ extension WalletVaultAPI {
 
     /// D2: saves `blob` with a session token.
     public func save(_ blob: Data, token: String, headers: [String: String] = [:]) async throws -> APIReply {
-        try await send("POST", "/wallet-backup.ashx?action=save",
-                       headers: headers.merging(["Authorization": "Bearer \(token)", "Content-Type": "application/json"]) { a, _ in a },
-                       body: blob)
+        try await send(
+            "POST", "/wallet-backup.ashx?action=save",
+            headers: headers.merging(["Authorization": "Bearer \(token)", "Content-Type": "application/json"]) { a, _ in a },
+            body: blob)
     }
 
     /// D3: loads the blob with a session token.
     public func load(token: String, headers: [String: String] = [:]) async throws -> APIReply {
-        try await send("GET", "/wallet-backup.ashx?action=load",
-                       headers: headers.merging(["Authorization": "Bearer \(token)"]) { a, _ in a })
+        try await send(
+            "GET", "/wallet-backup.ashx?action=load",
+            headers: headers.merging(["Authorization": "Bearer \(token)"]) { a, _ in a })
     }
 }

@@ -11,8 +11,9 @@ struct WireContractTests {
     @Test(arguments: [SavePrecondition.none, .matches([syncIDs[0]]), .matches(syncIDs), .exists, .absent])
     func everyPreconditionRoundTripsThroughItsHeader(_ precondition: SavePrecondition) throws {
         let header = precondition.header
-        let parsed = try SavePrecondition(ifMatch: header?.name == "If-Match" ? header?.value : nil,
-                                          ifNoneMatch: header?.name == "If-None-Match" ? header?.value : nil)
+        let parsed = try SavePrecondition(
+            ifMatch: header?.name == "If-Match" ? header?.value : nil,
+            ifNoneMatch: header?.name == "If-None-Match" ? header?.value : nil)
         #expect(parsed == precondition)
     }
 
@@ -27,9 +28,12 @@ struct WireContractTests {
     @Test func theServerReadsPreconditionsAsRFC9110Says() throws {
         #expect(try SavePrecondition(ifMatch: "*", ifNoneMatch: nil) == .exists)
         #expect(try SavePrecondition(ifMatch: " W/\"2026-08-12T19:00:00.000Z\" ,\t\"x\"", ifNoneMatch: nil) == .matches([Self.syncIDs[0]]))
-        #expect(try SavePrecondition(ifMatch: "\"2026-08-12T19:00:00.000Z\"", ifNoneMatch: "*") == .matches([Self.syncIDs[0]]),
-                "If-Match wins over If-None-Match")
-        #expect(throws: WireErrorCode.invalidPrecondition) { try SavePrecondition(ifMatch: nil, ifNoneMatch: "\"2026-08-12T19:00:00.000Z\"") }
+        #expect(
+            try SavePrecondition(ifMatch: "\"2026-08-12T19:00:00.000Z\"", ifNoneMatch: "*") == .matches([Self.syncIDs[0]]),
+            "If-Match wins over If-None-Match")
+        #expect(throws: WireErrorCode.invalidPrecondition) {
+            try SavePrecondition(ifMatch: nil, ifNoneMatch: "\"2026-08-12T19:00:00.000Z\"")
+        }
     }
 
     @Test func entityTagsQuoteOneSyncID() {

@@ -19,8 +19,10 @@ struct CLIProcess {
     }
 
     /// Runs `walletvault` with `arguments`; kills it after `timeoutSeconds`.
-    static func run(_ arguments: [String], home: URL? = nil, stdin: Data? = nil, timeoutSeconds: Double = 90,
-                    environment: [String: String] = [:]) throws -> Result {
+    static func run(
+        _ arguments: [String], home: URL? = nil, stdin: Data? = nil, timeoutSeconds: Double = 90,
+        environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
         process.executableURL = binary("walletvault")
         process.arguments = (home.map { ["--home", $0.path] } ?? []) + arguments
@@ -58,7 +60,10 @@ struct CLIProcess {
         return Result(code: process.terminationStatus, stdout: stdoutData.wait(), stderr: stderrData.wait())
     }
 
-    struct TimedOut: Error { let arguments: [String]; let output: String }
+    struct TimedOut: Error {
+        let arguments: [String]
+        let output: String
+    }
 
     /// Drains a pipe on a thread.
     final class Reader: @unchecked Sendable {
@@ -88,8 +93,9 @@ final class CLITestBed {
     init(savesPerHour: Int? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("wv-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        server = try DevServer(binary: CLIProcess.binary("walletvault-server"), dataDirectory: directory.appendingPathComponent("server"),
-                               savesPerHour: savesPerHour)
+        server = try DevServer(
+            binary: CLIProcess.binary("walletvault-server"), dataDirectory: directory.appendingPathComponent("server"),
+            savesPerHour: savesPerHour)
     }
 
     deinit {
@@ -110,8 +116,9 @@ final class CLITestBed {
 
     /// `walletvault login --dev` for a profile.
     func login(_ home: String, sub: String = "alice", label: String) throws -> CLIProcess.Result {
-        try CLIProcess.run(["login", "--server", server.baseURL.absoluteString, "--dev", "--sub", sub, "--azp", "oem-a", "--label", label],
-                           home: self.home(home))
+        try CLIProcess.run(
+            ["login", "--server", server.baseURL.absoluteString, "--dev", "--sub", sub, "--azp", "oem-a", "--label", label],
+            home: self.home(home))
     }
 
     func run(_ home: String, _ arguments: [String], stdin: Data? = nil) throws -> CLIProcess.Result {

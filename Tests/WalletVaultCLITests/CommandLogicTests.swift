@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+
 @testable import WalletVaultCLI
 
 /// The pieces under the commands, in-process: argument parsing, the file mapping, help, and profile placement.
@@ -54,8 +55,9 @@ struct CommandLogicTests {
         }
         let codes = HelpText.exitCodes
         for code in ExitCode.allCases { #expect(codes.contains("  \(code.rawValue) ")) }
-        let doc = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/CLI.md"), encoding: .utf8)
+        let doc = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("docs/CLI.md"), encoding: .utf8)
         for code in ExitCode.allCases { #expect(doc.contains("| \(code.rawValue) |"), "docs/CLI.md documents exit \(code.rawValue)") }
         for spec in WalletVaultTool.commands { #expect(doc.contains("walletvault \(spec.name)"), "docs/CLI.md documents \(spec.name)") }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Ctrl-C, SIGTERM or SIGHUP during `walletvault demo`: it stops at once, removes its directory, stops its server
@@ -47,7 +48,8 @@ struct DemoInterruptionTests {
         #expect(messages.contains("demo interrupted; server stopped, files removed"))
         #expect(!output.contains("── Step 4."), "the story went on after the signal")
         #expect(!(output + messages).contains("cannot be reached"), "a step ran against the stopped server")
-        let workspace = try #require(output.range(of: #"/[^ ]*walletvault-demo-[0-9A-F]+"#, options: .regularExpression).map { String(output[$0]) })
+        let workspace = try #require(
+            output.range(of: #"/[^ ]*walletvault-demo-[0-9A-F]+"#, options: .regularExpression).map { String(output[$0]) })
         #expect(!FileManager.default.fileExists(atPath: workspace), "\(workspace) was left behind")
         let pidText = try #require(output.range(of: #"pid [0-9]+"#, options: .regularExpression).map { output[$0].dropFirst(4) })
         let pid = try #require(Int32(pidText))

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `walletvault demo` tells the whole story, exits 0, and leaves nothing running.
@@ -11,8 +12,10 @@ struct DemoTests {
         let result = try CLIProcess.run(["demo"], timeoutSeconds: 180)
         #expect(result.code == 0, "\(result.all)")
         for step in 1...6 { #expect(result.stdout.contains("── Step \(step)."), "step \(step)") }
-        for command in ["init", "push", "pair request", "pair approve", "pull", "sync --keep local", "recover --code-file", "revoke",
-                        "devices"] {
+        for command in [
+            "init", "push", "pair request", "pair approve", "pull", "sync --keep local", "recover --code-file", "revoke",
+            "devices",
+        ] {
             #expect(result.stdout.contains("$ walletvault --home $DEMO/"), "narrates commands")
             #expect(result.stdout.contains(" \(command)"), "runs \(command)")
         }
@@ -22,11 +25,13 @@ struct DemoTests {
         #expect(result.stdout.contains("Revoked \"Phone (B)\""))
 
         // The server it started is gone, and so is its directory.
-        let pidText = try #require(result.stdout.range(of: #"pid [0-9]+"#, options: .regularExpression).map { result.stdout[$0].dropFirst(4) })
+        let pidText = try #require(
+            result.stdout.range(of: #"pid [0-9]+"#, options: .regularExpression).map { result.stdout[$0].dropFirst(4) })
         let pid = try #require(Int32(pidText))
         #expect(kill(pid, 0) == -1 && errno == ESRCH, "server pid \(pid) still exists")
-        let workspace = try #require(result.stdout.range(of: #"/[^ ]*walletvault-demo-[0-9A-F]+"#, options: .regularExpression)
-            .map { String(result.stdout[$0]) })
+        let workspace = try #require(
+            result.stdout.range(of: #"/[^ ]*walletvault-demo-[0-9A-F]+"#, options: .regularExpression)
+                .map { String(result.stdout[$0]) })
         #expect(!FileManager.default.fileExists(atPath: workspace))
     }
 

@@ -33,8 +33,10 @@ struct InspectTests {
         try file(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
     }
 
-    @Test(arguments: ["a256kw", "a256kw-passphrase", "a256kw-recovery-code", "ecdh-es+a256kw", "rsa-oaep-256", "a256gcmkw",
-                      "seed-ios", "seed-android", "wv-ecdh-self+a256gcmkw"])
+    @Test(arguments: [
+        "a256kw", "a256kw-passphrase", "a256kw-recovery-code", "ecdh-es+a256kw", "rsa-oaep-256", "a256gcmkw",
+        "seed-ios", "seed-android", "wv-ecdh-self+a256gcmkw",
+    ])
     func formatVectorsAreAcceptedAndShowNoKeyMaterial(_ name: String) throws {
         let path = Self.vectors.appendingPathComponent("\(name).blob.json").path
         let result = try CLIProcess.run(["inspect", path])
@@ -48,7 +50,11 @@ struct InspectTests {
             if let jwk = entry["jwk"] as? [String: Any] { secrets += ["x", "y", "n"].compactMap { jwk[$0] as? String } }
         }
         for secret in secrets where secret.count >= 16 { #expect(!result.all.contains(secret), "printed \(secret.prefix(8))…") }
-        if name.hasPrefix("seed") { #expect(result.stdout.contains("form        seed")) } else { #expect(result.stdout.contains("extended")) }
+        if name.hasPrefix("seed") {
+            #expect(result.stdout.contains("form        seed"))
+        } else {
+            #expect(result.stdout.contains("extended"))
+        }
     }
 
     @Test func blobWrittenByTheSDKIsAcceptedWithItsHeader() throws {
@@ -65,7 +71,10 @@ struct InspectTests {
         ("not JSON", { Data("{\"v\":1,".utf8) }, "invalid_json", "premature EOF"),
         ("invalid UTF-8", { Data([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) }, "invalid_json", "not valid JSON"),
         ("raw NUL", { Data("{\"v\":1}\u{0}x".utf8) }, "invalid_json", "not valid JSON at byte 8"),
-        ("too deep", { Data((String(repeating: "[", count: 70) + String(repeating: "]", count: 70)).utf8) }, "invalid_json", "nesting deeper than 64"),
+        (
+            "too deep", { Data((String(repeating: "[", count: 70) + String(repeating: "]", count: 70)).utf8) }, "invalid_json",
+            "nesting deeper than 64"
+        ),
         ("duplicate member", { Data(#"{"v":1,"v":1}"#.utf8) }, "invalid_vault_shape", "repeated"),
         ("top-level array", { Data("[]".utf8) }, "invalid_vault_shape", "top level"),
         ("v missing", { try data(valid(["v": nil])) }, "invalid_vault_shape", "v is missing"),
@@ -73,10 +82,15 @@ struct InspectTests {
         ("v is a string", { try data(valid(["v": "1"])) }, "invalid_vault_shape", "v must be"),
         ("no wrappedDeks", { try data(valid(["wrappedDeks": nil])) }, "invalid_vault_shape", "wrappedDeks is missing"),
         ("empty wrappedDeks", { try data(valid(["wrappedDeks": [Any]()])) }, "invalid_vault_shape", "must not be empty"),
-        ("65 entries", { try data(valid(["wrappedDeks": Array(repeating: ["kek_id": "k", "dek_cipher": "AAAA"], count: 65)])) },
-         "invalid_vault_shape", "at most 64"),
+        (
+            "65 entries", { try data(valid(["wrappedDeks": Array(repeating: ["kek_id": "k", "dek_cipher": "AAAA"], count: 65)])) },
+            "invalid_vault_shape", "at most 64"
+        ),
         ("empty kek_id", { try data(valid(["wrappedDeks": [["kek_id": "", "dek_cipher": "AAAA"]]])) }, "invalid_vault_shape", "kek_id"),
-        ("padded dek_cipher", { try data(valid(["wrappedDeks": [["kek_id": "k", "dek_cipher": "AA=="]]])) }, "invalid_vault_shape", "dek_cipher"),
+        (
+            "padded dek_cipher", { try data(valid(["wrappedDeks": [["kek_id": "k", "dek_cipher": "AA=="]]])) }, "invalid_vault_shape",
+            "dek_cipher"
+        ),
         ("cipher not base64url", { try data(valid(["cipher": "a+b/"])) }, "invalid_vault_shape", "cipher"),
         ("iv of 11 bytes", { try data(valid(["iv": Base64URL.encode(Data(count: 11))])) }, "invalid_vault_shape", "iv must"),
         ("tag of 15 bytes", { try data(valid(["tag": Base64URL.encode(Data(count: 15))])) }, "invalid_vault_shape", "tag must"),
@@ -85,7 +99,10 @@ struct InspectTests {
         ("no updatedUtc", { try data(valid(["updatedUtc": nil])) }, "invalid_vault_shape", "updatedUtc is missing"),
         ("hint too long", { try data(valid(["hint": String(repeating: "h", count: 257)])) }, "invalid_vault_shape", "hint"),
         ("hint a number", { try data(valid(["hint": 5])) }, "invalid_vault_shape", "hint must be a string"),
-        ("over the size cap", { try data(valid(["cipher": Base64URL.encode(Data(count: 800_000))])) }, "blob_too_large", "the limit is 1048576"),
+        (
+            "over the size cap", { try data(valid(["cipher": Base64URL.encode(Data(count: 800_000))])) }, "blob_too_large",
+            "the limit is 1048576"
+        ),
     ]
 
     static func data(_ object: [String: Any]) throws -> Data { try JSONSerialization.data(withJSONObject: object) }
@@ -100,7 +117,9 @@ struct InspectTests {
         #expect(result.stdout.isEmpty, "\(name)")
         #expect(result.stderr.contains(code) && result.stderr.contains(detail), "\(name): \(result.stderr)")
         // The same inspector in-process agrees with the binary.
-        if case .refused(_, let inProcess, _) = BlobInspector().inspect(try make()).verdict { #expect(inProcess == code) } else {
+        if case .refused(_, let inProcess, _) = BlobInspector().inspect(try make()).verdict {
+            #expect(inProcess == code)
+        } else {
             Issue.record("\(name) accepted in-process")
         }
     }

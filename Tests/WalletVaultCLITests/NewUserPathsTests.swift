@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 import VaultEnvelope
+
 @testable import WalletVaultCLI
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The CLI as a new user meets it, through the built binary against a real dev server: every message points the
@@ -77,8 +79,9 @@ struct NewUserPathsTests {
         var ids = try (0..<200).map { _ in try DeviceKEK.generate().kekID }
         ids += ["-uf3LGzAu", "--Qx4h7", "---x", "-", "--"]
         for id in ids {
-            let parsed = try ParsedArguments(Array(DemoScript.revokeArguments(kekID: id, codeFile: "f").dropFirst()),
-                                             spec: RevokeCommand.spec.arguments, command: "revoke")
+            let parsed = try ParsedArguments(
+                Array(DemoScript.revokeArguments(kekID: id, codeFile: "f").dropFirst()),
+                spec: RevokeCommand.spec.arguments, command: "revoke")
             #expect(parsed.positionals == [id], "\(id)")
             #expect(parsed[option: "--code-file"] == "f")
         }
@@ -98,8 +101,9 @@ struct NewUserPathsTests {
             let result = try CLIProcess.run(arguments)
             #expect(result.code == 1, "\(arguments)")
             let line = result.stderr.trimmingCharacters(in: .newlines)
-            #expect(line.range(of: #"^walletvault: [^\n]+: run `walletvault help[^`]*` for [^\n]+$"#, options: .regularExpression) != nil,
-                    "\(arguments): \(line)")
+            #expect(
+                line.range(of: #"^walletvault: [^\n]+: run `walletvault help[^`]*` for [^\n]+$"#, options: .regularExpression) != nil,
+                "\(arguments): \(line)")
         }
     }
 
@@ -146,8 +150,9 @@ struct NewUserPathsTests {
         let codeFile = try createVault(bed)
         #expect(try bed.login("B", label: "Phone B").code == 0)
         try pair(bed, "B")
-        let id = try String(contentsOf: ProfileHome(directory: bed.home("B")).deviceDirectory.appendingPathComponent("device-kek-id"),
-                            encoding: .utf8)
+        let id = try String(
+            contentsOf: ProfileHome(directory: bed.home("B")).deviceDirectory.appendingPathComponent("device-kek-id"),
+            encoding: .utf8)
         #expect(try bed.run("A", ["revoke", "--code-file", codeFile, "--", id]).code == 0)
         let result = try bed.run("B", ["sync"])
         #expect(result.code == 4, "\(result.all)")
@@ -219,7 +224,8 @@ struct NewUserPathsTests {
         _ = try createVault(bed)
         let before = try bed.run("A", ["history"])
         #expect(before.code == 0, "\(before.all)")
-        let old = try #require(before.stdout.split(separator: "\n").first { $0.hasPrefix("* ") }.map { String($0.split(separator: " ")[1]) })
+        let old = try #require(
+            before.stdout.split(separator: "\n").first { $0.hasPrefix("* ") }.map { String($0.split(separator: " ")[1]) })
         #expect(try bed.run("A", ["push", "--item", "passport", try bed.file("p2.txt", "P2")]).code == 0)
         let restored = try bed.run("A", ["restore", old])
         #expect(restored.code == 0, "\(restored.all)")

@@ -45,7 +45,8 @@ struct TwoDeviceTests {
         let requested = log.record(try bed.run("B", ["pair", "request"]))
         #expect(requested.code == 0)
         let request = try #require(requested.stdout.split(separator: "\n").first { $0.hasPrefix("wvpair1.") }.map(String.init))
-        let sas = try #require(requested.stdout.range(of: #"[0-9]{3} [0-9]{3}"#, options: .regularExpression).map { String(requested.stdout[$0]) })
+        let sas = try #require(
+            requested.stdout.range(of: #"[0-9]{3} [0-9]{3}"#, options: .regularExpression).map { String(requested.stdout[$0]) })
         let unconfirmed = log.record(try bed.run("A", ["pair", "approve", request]))
         #expect(unconfirmed.code == 1, "no terminal and no --sas: nothing is approved")
         let wrongDigits = sas == "000 000" ? "111 111" : "000 000"
@@ -179,20 +180,25 @@ struct TwoDeviceTests {
         #expect(try bed.run("A", ["status", "--offline"]).stdout.contains("edits not yet saved"))
 
         // A token command: any command printing a token works; a failing one is exit 7.
-        let minted = try CLIProcess.run(["login", "--server", bed.server.baseURL.absoluteString, "--dev", "--sub", "dave", "--azp", "x"],
-                                        home: bed.home("D"))
+        let minted = try CLIProcess.run(
+            ["login", "--server", bed.server.baseURL.absoluteString, "--dev", "--sub", "dave", "--azp", "x"],
+            home: bed.home("D"))
         #expect(minted.code == 0)
         let tokenFile = try bed.file("token", try devToken(bed, sub: "erin"))
-        let viaCommand = try CLIProcess.run(["login", "--server", bed.server.baseURL.absoluteString, "--token-command", "cat \(tokenFile)"],
-                                            home: bed.home("E"))
+        let viaCommand = try CLIProcess.run(
+            ["login", "--server", bed.server.baseURL.absoluteString, "--token-command", "cat \(tokenFile)"],
+            home: bed.home("E"))
         #expect(viaCommand.code == 0, "\(viaCommand.all)")
-        let failing = try CLIProcess.run(["login", "--server", bed.server.baseURL.absoluteString, "--token-command", "exit 3"],
-                                         home: bed.home("F"))
+        let failing = try CLIProcess.run(
+            ["login", "--server", bed.server.baseURL.absoluteString, "--token-command", "exit 3"],
+            home: bed.home("F"))
         #expect(failing.code == 7 && failing.stderr.contains("token command failed"), "\(failing.all)")
-        let refused = try CLIProcess.run(["login", "--server", bed.server.baseURL.absoluteString, "--token-command", "echo not-a-jwt"],
-                                         home: bed.home("G"))
+        let refused = try CLIProcess.run(
+            ["login", "--server", bed.server.baseURL.absoluteString, "--token-command", "echo not-a-jwt"],
+            home: bed.home("G"))
         #expect(refused.code == 7, "\(refused.all)")
-        let unreachable = try CLIProcess.run(["login", "--server", "http://127.0.0.1:9", "--dev", "--sub", "a", "--azp", "b"], home: bed.home("H"))
+        let unreachable = try CLIProcess.run(
+            ["login", "--server", "http://127.0.0.1:9", "--dev", "--sub", "a", "--azp", "b"], home: bed.home("H"))
         #expect(unreachable.code == 2, "\(unreachable.all)")
         #expect(try CLIProcess.run(["push"], home: bed.home("A")).code == 1)
         #expect(try CLIProcess.run(["frobnicate"]).code == 1)
@@ -202,8 +208,10 @@ struct TwoDeviceTests {
     func devToken(_ bed: CLITestBed, sub: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-X", "POST", bed.server.baseURL.appendingPathComponent("dev-oidc/token").absoluteString,
-                             "-d", "sub=\(sub)", "-d", "azp=oem-a"]
+        process.arguments = [
+            "-s", "-X", "POST", bed.server.baseURL.appendingPathComponent("dev-oidc/token").absoluteString,
+            "-d", "sub=\(sub)", "-d", "azp=oem-a",
+        ]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

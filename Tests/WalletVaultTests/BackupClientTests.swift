@@ -3,8 +3,9 @@ import Synchronization
 import Testing
 import VaultCore
 import WalletVault
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("Session tokens and the backup client, against a scripted server")
@@ -13,7 +14,8 @@ struct BackupClientTests {
     let clock = ManualClock()
 
     func client(_ transport: MockTransport, retry: RetryPolicy = RetryPolicy()) -> (SessionTokenProvider, BackupClient) {
-        let tokens = SessionTokenProvider(serverURL: server, accessToken: { "oidc" }, transport: transport, clock: clock, retryPolicy: retry)
+        let tokens = SessionTokenProvider(
+            serverURL: server, accessToken: { "oidc" }, transport: transport, clock: clock, retryPolicy: retry)
         return (tokens, BackupClient(serverURL: server, tokens: tokens, transport: transport, clock: clock, retryPolicy: retry))
     }
 
@@ -22,10 +24,15 @@ struct BackupClientTests {
         let minted = Mutex(0)
         return MockTransport { request, _ in
             if request.url!.path.hasSuffix("wallet-session-token.ashx") {
-                let number = minted.withLock { $0 += 1; return $0 }
+                let number = minted.withLock {
+                    $0 += 1
+                    return $0
+                }
                 return (200, [:], jsonBody(["access_token": "session-\(number)", "expires_in": 600]))
             }
-            return (200, ["ETag": "\"2026-01-01T00:00:00.000Z\""], jsonBody(["ok": true, "sync_id": "2026-01-01T00:00:00.000Z", "bytes": 2]))
+            return (
+                200, ["ETag": "\"2026-01-01T00:00:00.000Z\""], jsonBody(["ok": true, "sync_id": "2026-01-01T00:00:00.000Z", "bytes": 2])
+            )
         }
     }
 
@@ -38,8 +45,9 @@ struct BackupClientTests {
         }
         #expect(transport.count(path: "wallet-session-token.ashx") == 1)
         #expect(await tokens.exchangeCount == 1)
-        #expect(transport.requests.filter { $0.url!.path.hasSuffix("wallet-backup.ashx") }
-            .allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == "Bearer session-1" })
+        #expect(
+            transport.requests.filter { $0.url!.path.hasSuffix("wallet-backup.ashx") }
+                .allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == "Bearer session-1" })
     }
 
     @Test func refreshesBeforeExpiryWhileStillServingTheOldToken() async throws {
@@ -62,7 +70,12 @@ struct BackupClientTests {
         let rejected = Mutex(0)
         let transport = MockTransport { request, _ in
             if request.url!.path.hasSuffix("wallet-session-token.ashx") { return (200, [:], sessionAnswer) }
-            if rejected.withLock({ $0 += 1; return $0 }) == 1 { return (401, [:], jsonBody(["error": "invalid_token"])) }
+            if rejected.withLock({
+                $0 += 1
+                return $0
+            }) == 1 {
+                return (401, [:], jsonBody(["error": "invalid_token"]))
+            }
             return (200, ["ETag": "\"s\""], jsonBody(["ok": true, "sync_id": "s", "bytes": 2]))
         }
         let (_, backup) = client(transport)
@@ -126,7 +139,8 @@ struct BackupClientTests {
     @Test func anAnswerThatNamesNoVersionOrTheWrongOneIsRefused() async throws {
         for etag in [nil, "\"v1\"", "2026-08-12T19:00:00.000Z", "\"2026-08-12T19:00:00.000Z\", \"2026-08-12T19:00:00.001Z\""] {
             let transport = MockTransport { request, _ in
-                request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer)
+                request.url!.path.hasSuffix("wallet-session-token.ashx")
+                    ? (200, [:], sessionAnswer)
                     : (200, etag.map { ["ETag": $0] } ?? [:], Data("{}".utf8))
             }
             let (_, backup) = client(transport)
@@ -134,7 +148,8 @@ struct BackupClientTests {
         }
         // A server asked for one kept version that hands back another.
         let transport = MockTransport { request, _ in
-            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer)
+            request.url!.path.hasSuffix("wallet-session-token.ashx")
+                ? (200, [:], sessionAnswer)
                 : (200, ["ETag": "\"2026-08-12T19:00:00.001Z\""], Data("{}".utf8))
         }
         let (_, backup) = client(transport)
@@ -146,7 +161,8 @@ struct BackupClientTests {
     }
 
     @Test func versionsAndErasureSpeakTheContract() async throws {
-        let listing = Data(#"{"versions":[{"sync_id":"2026-08-12T19:00:00.001Z","bytes":120,"updatedUtc":"2026-08-12T19:00:00Z","hint":null}]}"#.utf8)
+        let listing = Data(
+            #"{"versions":[{"sync_id":"2026-08-12T19:00:00.001Z","bytes":120,"updatedUtc":"2026-08-12T19:00:00Z","hint":null}]}"#.utf8)
         let transport = MockTransport { request, _ in
             if request.url!.path.hasSuffix("wallet-session-token.ashx") { return (200, [:], sessionAnswer) }
             if request.url!.query == "action=versions", request.httpMethod == "GET" { return (200, [:], listing) }
@@ -154,7 +170,10 @@ struct BackupClientTests {
             return (400, [:], jsonBody(["error": "invalid_action"]))
         }
         let (_, backup) = client(transport)
-        #expect(try await backup.versions() == [.init(syncID: "2026-08-12T19:00:00.001Z", bytes: 120, updatedUtc: "2026-08-12T19:00:00Z", hint: nil)])
+        #expect(
+            try await backup.versions() == [
+                .init(syncID: "2026-08-12T19:00:00.001Z", bytes: 120, updatedUtc: "2026-08-12T19:00:00Z", hint: nil)
+            ])
         try await backup.erase()
         let garbled = MockTransport { request, _ in
             request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (200, [:], Data("[]".utf8))

@@ -58,7 +58,10 @@ struct EditDuringSyncTests {
         try await pair.b.set("licence", "L1")
         pair.gate.arm(method: "POST", action: "save")
         let report = try await sync(pair.b, holdingAt: pair.gate) { try await pair.b.set("card", "during the save") }
-        guard case .pushed = report else { Issue.record("expected a push, got \(report)"); return }
+        guard case .pushed = report else {
+            Issue.record("expected a push, got \(report)")
+            return
+        }
         #expect(await pair.b.engine.status().hasLocalEdits, "the edit after the upload must still be pending")
         try await expectSurvives("card", "during the save", on: pair.b, peer: pair.a)
         #expect(try await pair.a.values()["licence"] == .string("L1"))
@@ -78,7 +81,10 @@ struct EditDuringSyncTests {
         _ = try await pair.a.engine.sync()
         pair.gate.arm(method: "GET", action: "load")
         let report = try await sync(pair.b, holdingAt: pair.gate) { try await pair.b.set("card", "during the restore") }
-        guard case .merged = report else { Issue.record("the edit must turn the restore into a merge, got \(report)"); return }
+        guard case .merged = report else {
+            Issue.record("the edit must turn the restore into a merge, got \(report)")
+            return
+        }
         #expect(try await pair.b.values()["licence"] == .string("from A"))
         try await expectSurvives("card", "during the restore", on: pair.b, peer: pair.a)
     }
@@ -90,7 +96,10 @@ struct EditDuringSyncTests {
         try await pair.b.set("ticket", "from B")
         pair.gate.arm(method: "POST", action: "save")
         let report = try await sync(pair.b, holdingAt: pair.gate) { try await pair.b.set("card", "during the merge") }
-        guard case .merged = report else { Issue.record("expected a merge, got \(report)"); return }
+        guard case .merged = report else {
+            Issue.record("expected a merge, got \(report)")
+            return
+        }
         #expect(try await pair.b.values()["licence"] == .string("from A"))
         #expect(try await pair.b.values()["ticket"] == .string("from B"))
         try await expectSurvives("card", "during the merge", on: pair.b, peer: pair.a)
@@ -109,7 +118,10 @@ struct EditDuringSyncTests {
         try await pair.b.set("passport", "from B")
         prompt.arm()
         let report = try await sync(pair.b, holdingAt: prompt) { try await pair.b.set("card", "during the prompt") }
-        guard case .merged = report else { Issue.record("expected a merge, got \(report)"); return }
+        guard case .merged = report else {
+            Issue.record("expected a merge, got \(report)")
+            return
+        }
         #expect(asked.count >= 1)
         #expect(try await pair.b.values()["passport"] == .string("from B"))
         try await expectSurvives("card", "during the prompt", on: pair.b, peer: pair.a)
@@ -152,8 +164,14 @@ struct EditDuringSyncTests {
         try await Task.sleep(for: max(.milliseconds(50), firstReachedTheNetwork * 10))
         #expect(pair.gate.seen == seenWhileHeld, "a second sync sent requests while the first was still running")
         pair.gate.release()
-        guard case .pushed = try await first.value else { Issue.record("the first sync should push"); return }
-        guard case .upToDate = try await second.value else { Issue.record("the second sync should find nothing to do"); return }
+        guard case .pushed = try await first.value else {
+            Issue.record("the first sync should push")
+            return
+        }
+        guard case .upToDate = try await second.value else {
+            Issue.record("the second sync should find nothing to do")
+            return
+        }
         _ = try await pair.a.engine.sync()
         #expect(try await pair.a.values()["licence"] == .string("L1"))
     }

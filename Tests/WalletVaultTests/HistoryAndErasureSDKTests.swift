@@ -37,12 +37,18 @@ struct HistoryAndErasureSDKTests {
         #expect(history.allSatisfy { $0.bytes > 0 && $0.hint != nil })
 
         let report = try await a.engine.restoreVersion(old)
-        guard case .restoredVersion(let from, let version) = report else { Issue.record("got \(report)"); return }
+        guard case .restoredVersion(let from, let version) = report else {
+            Issue.record("got \(report)")
+            return
+        }
         #expect(from == old)
         #expect(version != old)
         #expect(try await a.values() == ["passport": .string("P1"), "licence": .string("L1")])
         // Another device takes the restore as newer content, through the normal open path and its counter.
-        guard case .restored = try await b.engine.sync() else { Issue.record("B should restore"); return }
+        guard case .restored = try await b.engine.sync() else {
+            Issue.record("B should restore")
+            return
+        }
         #expect(try await b.values() == ["passport": .string("P1"), "licence": .string("L1")])
         // And the newer content is still in the history.
         #expect(try await a.engine.history().count == history.count + 1)
@@ -74,7 +80,10 @@ struct HistoryAndErasureSDKTests {
             _ = try await restore.value
             Issue.record("the restore overwrote B's save")
         } catch let error as SyncError {
-            guard case .conflict? = error.backupError else { Issue.record("expected a 409, got \(error)"); return }
+            guard case .conflict? = error.backupError else {
+                Issue.record("expected a 409, got \(error)")
+                return
+            }
         }
         _ = try await a.engine.sync()
         #expect(try await a.values()["ticket"] == .string("from B"))

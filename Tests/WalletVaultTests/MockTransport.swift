@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 import VaultCore
 import WalletVault
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A scripted server: answers each request with what `respond` returns, and records the requests.

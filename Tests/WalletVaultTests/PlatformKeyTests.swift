@@ -129,7 +129,10 @@ struct PlatformKeyTests {
         await requireError(.authenticationCanceled) { _ = try await phone.engine.sync() }
         #expect(await phone.engine.status() == before)
         keychain.failInUse(with: nil)
-        guard case .restored = try await phone.engine.sync() else { Issue.record("the next sync should restore"); return }
+        guard case .restored = try await phone.engine.sync() else {
+            Issue.record("the next sync should restore")
+            return
+        }
         #expect(try await phone.values()["licence"] == .string("L1"))
     }
 }

@@ -6,8 +6,9 @@ import VaultEnvelope
 import VaultJSON
 import VaultTestSupport
 import WalletVault
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A device: its own profile directory, session, client and engine, against a live or an in-process server.
@@ -17,29 +18,40 @@ struct SimulatedDevice {
     let tokens: SessionTokenProvider
     let directory: URL
 
-    init(server: LiveServer, user: String, label: String, directory: URL? = nil, transport: any HTTPTransport = URLSessionTransport(),
-         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil) throws {
-        try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: transport,
-                      maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+    init(
+        server: LiveServer, user: String, label: String, directory: URL? = nil, transport: any HTTPTransport = URLSessionTransport(),
+        maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil
+    ) throws {
+        try self.init(
+            baseURL: server.baseURL, user: user, label: label, directory: directory, transport: transport,
+            maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
     }
 
-    init(server: InProcessServer, user: String, label: String, directory: URL? = nil, gate: RequestGate? = nil,
-         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil,
-         keychain: (any PlatformKeychain)? = nil) throws {
-        try self.init(baseURL: server.baseURL, user: user, label: label, directory: directory, transport: server.transport(gate: gate),
-                      maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler, keychain: keychain)
+    init(
+        server: InProcessServer, user: String, label: String, directory: URL? = nil, gate: RequestGate? = nil,
+        maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil,
+        keychain: (any PlatformKeychain)? = nil
+    ) throws {
+        try self.init(
+            baseURL: server.baseURL, user: user, label: label, directory: directory, transport: server.transport(gate: gate),
+            maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler, keychain: keychain)
     }
 
-    init(baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
-         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil) throws {
+    init(
+        baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
+        maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil
+    ) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
-        tokens = SessionTokenProvider(serverURL: baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
-                                      transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
-        backup = BackupClient(serverURL: baseURL, tokens: tokens, transport: transport,
-                              retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
+        tokens = SessionTokenProvider(
+            serverURL: baseURL, accessToken: { TestIssuer.shared.accessToken(sub: user) },
+            transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
+        backup = BackupClient(
+            serverURL: baseURL, tokens: tokens, transport: transport,
+            retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
         let store = try LocalVaultStore(directory: self.directory)
-        engine = try VaultSyncEngine(store: store, deviceKeys: keychain.map { PlatformDeviceKeyStore(keychain: $0, profile: store) },
-                                     backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+        engine = try VaultSyncEngine(
+            store: store, deviceKeys: keychain.map { PlatformDeviceKeyStore(keychain: $0, profile: store) },
+            backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
     }
 
     func set(_ id: String, _ value: String) async throws {
@@ -101,20 +113,29 @@ struct SDKEndToEndTests {
         let pairingCode = try await a.engine.confirmationCode(for: received)
         let wrong = String(pairingCode.map { $0 == "0" ? "1" : $0 == " " ? " " : "0" })
         await requireError(.confirmationMismatch) { _ = try await b.engine.confirmPairing(code: wrong) }
-        guard case .restored = try await b.engine.confirmPairing(code: pairingCode) else { Issue.record("B should restore"); return }
+        guard case .restored = try await b.engine.confirmPairing(code: pairingCode) else {
+            Issue.record("B should restore")
+            return
+        }
         #expect(try await b.values() == ["passport": .string("P1")])
 
         // An edit on A reaches B silently.
         try await a.set("license", "L1")
         _ = try await a.engine.sync()
-        guard case .restored = try await b.engine.sync() else { Issue.record("B should restore A's edit"); return }
+        guard case .restored = try await b.engine.sync() else {
+            Issue.record("B should restore A's edit")
+            return
+        }
         #expect(try await b.values()["license"] == .string("L1"))
 
         // Edits to different items merge without asking.
         try await a.set("a-only", "A")
         try await b.set("b-only", "B")
         _ = try await a.engine.sync()
-        guard case .merged(_, let conflicts) = try await b.engine.sync() else { Issue.record("B should merge"); return }
+        guard case .merged(_, let conflicts) = try await b.engine.sync() else {
+            Issue.record("B should merge")
+            return
+        }
         #expect(conflicts.isEmpty)
         #expect(askB.questions.isEmpty)
         _ = try await a.engine.sync()
@@ -166,8 +187,9 @@ struct SDKEndToEndTests {
     @Test func oneSessionExchangeForManyRequestsAndOneRefreshAfterRevocation() async throws {
         let server = try InProcessServer(TestServerOptions())
         let revoking = RevokingTransport(inner: server.transport())
-        let device = try SimulatedDevice(baseURL: server.baseURL, user: UUID().uuidString, label: "A", directory: nil, transport: revoking,
-                                         conflictHandler: nil)
+        let device = try SimulatedDevice(
+            baseURL: server.baseURL, user: UUID().uuidString, label: "A", directory: nil, transport: revoking,
+            conflictHandler: nil)
         _ = try await device.engine.createVault()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<20 { group.addTask { _ = try? await device.backup.load() } }
@@ -186,10 +208,16 @@ struct SDKEndToEndTests {
         try await device.set("x", "1")
         _ = try await device.engine.sync()
         try await device.set("x", "2")
-        guard case .rateLimited(let next) = try await device.engine.sync() else { Issue.record("expected 429"); return }
+        guard case .rateLimited(let next) = try await device.engine.sync() else {
+            Issue.record("expected 429")
+            return
+        }
         #expect(next.millisecondsSinceEpoch > Int64(Date().timeIntervalSince1970 * 1000) + 3_000_000)
         for _ in 0..<5 {
-            guard case .rateLimited = try await device.engine.sync() else { Issue.record("still limited"); return }
+            guard case .rateLimited = try await device.engine.sync() else {
+                Issue.record("still limited")
+                return
+            }
         }
         #expect(try await metric(server, "walletvault_rate_limited_saves_total") == 1, "later syncs wait instead of retrying")
         #expect(try await device.values()["x"] == .string("2"), "the local copy stays authoritative")
@@ -236,7 +264,8 @@ struct SDKEndToEndTests {
         // A revokes B: B cannot open anything saved after, and the recovery path survives the rotation.
         _ = try await a.engine.sync()
         let bKeyID = bDevices.first { $0.isThisDevice }!.kekID
-        guard case .rotated(_, let skipped) = try await a.engine.revoke(kekID: bKeyID, additionalKeys: [try RecoveryCodeKEK(code: code)]) else {
+        guard case .rotated(_, let skipped) = try await a.engine.revoke(kekID: bKeyID, additionalKeys: [try RecoveryCodeKEK(code: code)])
+        else {
             Issue.record("revoke should rotate")
             return
         }
@@ -248,7 +277,10 @@ struct SDKEndToEndTests {
         do { _ = try await b.engine.sync() } catch { #expect(error.reason.contains("by \"A\""), "\(error.reason)") }
 
         // A server that serves an older blob, or strips a recipient, is caught.
-        guard case .blob(let current) = try await a.backup.load() else { Issue.record("load"); return }
+        guard case .blob(let current) = try await a.backup.load() else {
+            Issue.record("load")
+            return
+        }
         let olderBlob = try Data(contentsOf: fresh.directory.appendingPathComponent("synced.blob"))
         _ = try await a.backup.save(olderBlob)
         await requireError(.rollbackDetected) { _ = try await a.engine.sync() }
@@ -280,7 +312,13 @@ final class RevokingTransport: HTTPTransport, Sendable {
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         var request = request
-        if request.url?.path.hasSuffix("wallet-backup.ashx") == true, pending.withLock({ let was = $0; $0 = false; return was }) {
+        if request.url?.path.hasSuffix("wallet-backup.ashx") == true,
+            pending.withLock({
+                let was = $0
+                $0 = false
+                return was
+            })
+        {
             request.setValue("Bearer revoked.session.token", forHTTPHeaderField: "Authorization")
         }
         return try await inner.send(request)

@@ -1,5 +1,6 @@
 import Testing
 import VaultCore
+
 @testable import WalletVault
 
 @Suite struct ThreeWayMergeTests {
@@ -37,10 +38,12 @@ import VaultCore
         #expect(newest.conflicts == ["passport"])
         #expect(newest.merged.liveValues["passport"] == .string("P-local"))
         #expect(newest.merged.liveValues["license"] == .string("L2"))
-        #expect(ThreeWayMerge.merge(base: base, local: local, remote: remote, conflictWinner: .remote)
-            .merged.liveValues["passport"] == .string("P-remote"))
-        #expect(ThreeWayMerge.merge(base: base, local: local, remote: remote, conflictWinner: .local)
-            .merged.liveValues["passport"] == .string("P-local"))
+        #expect(
+            ThreeWayMerge.merge(base: base, local: local, remote: remote, conflictWinner: .remote)
+                .merged.liveValues["passport"] == .string("P-remote"))
+        #expect(
+            ThreeWayMerge.merge(base: base, local: local, remote: remote, conflictWinner: .local)
+                .merged.liveValues["passport"] == .string("P-local"))
     }
 
     @Test func deleteAgainstEditConflictsAndIdenticalEditsDoNot() {
@@ -68,8 +71,11 @@ import VaultCore
     let planner = SyncPlanner()
 
     @Test(arguments: [
-        (SyncPlanner.LocalState(syncedVersion: "v1", hasLocalEdits: false, hasVault: true), SyncPlanner.RemoteState.changed(version: "v2"),
-         SyncPlanner.Step.restore(version: "v2")),
+        (
+            SyncPlanner.LocalState(syncedVersion: "v1", hasLocalEdits: false, hasVault: true),
+            SyncPlanner.RemoteState.changed(version: "v2"),
+            SyncPlanner.Step.restore(version: "v2")
+        ),
         (.init(syncedVersion: "v1", hasLocalEdits: true, hasVault: true), .unchanged, .push(basedOn: "v1")),
         (.init(syncedVersion: "v1", hasLocalEdits: true, hasVault: true), .changed(version: "v2"), .merge(remoteVersion: "v2")),
         (.init(syncedVersion: "v1", hasLocalEdits: false, hasVault: true), .unchanged, .upToDate),

@@ -13,8 +13,9 @@ private let keys: [any KeyEncryptionKey] = {
     let file = directory.appendingPathComponent("a256kw")
     var base64 = vectorKey.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
     while base64.count % 4 != 0 { base64 += "=" }
-    _ = FileManager.default.createFile(atPath: file.path, contents: Data(base64Encoded: base64)!,
-                                   attributes: [.posixPermissions: 0o600])
+    _ = FileManager.default.createFile(
+        atPath: file.path, contents: Data(base64Encoded: base64)!,
+        attributes: [.posixPermissions: 0o600])
     return [try! SymmetricKEK(contentsOf: file)]
 }()
 

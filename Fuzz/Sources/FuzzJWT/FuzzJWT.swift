@@ -7,7 +7,8 @@ import VaultJSON
 /// Fixed keys: the RFC 7515 A.1 HMAC key (so the fixture token reaches a successful HS256 check) and one RSA and one
 /// P-256 key generated at start (asymmetric verification paths, key selection by `kid` and algorithm).
 private let hmacKeys: JSONWebKeySet = {
-    let jwks = #"{"keys":[{"kty":"oct","kid":"a1","k":"AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"}]}"#
+    let jwks =
+        #"{"keys":[{"kty":"oct","kid":"a1","k":"AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"}]}"#
     return try! JSONWebKeySet(json: Data(jwks.utf8), allowSymmetric: true)
 }()
 
@@ -18,10 +19,12 @@ private let publicKeys: JSONWebKeySet = {
     return try! JSONWebKeySet(json: json, allowSymmetric: false)
 }()
 
-private let rules = JWTClaimsRules(issuer: "https://idp.test", audiences: ["wallet-app"],
-                                   allowedAuthorizedParties: ["oem-a", "oem-b"], requiredScope: nil)
-private let sessionRules = JWTClaimsRules(issuer: "walletvault", audiences: ["wallet-backup"],
-                                          requiredScope: "wallet-backup.ashx")
+private let rules = JWTClaimsRules(
+    issuer: "https://idp.test", audiences: ["wallet-app"],
+    allowedAuthorizedParties: ["oem-a", "oem-b"], requiredScope: nil)
+private let sessionRules = JWTClaimsRules(
+    issuer: "walletvault", audiences: ["wallet-backup"],
+    requiredScope: "wallet-backup.ashx")
 
 /// One bearer token, checked as the server checks access and session tokens. The claim rules run on the payload
 /// whether or not the signature verified, so the fuzzer need not forge signatures to reach them.

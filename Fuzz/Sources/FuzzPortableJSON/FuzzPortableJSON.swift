@@ -37,8 +37,9 @@ public func fuzzPortableJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     }
     if size >= 8 {
         let number = Double(bitPattern: UnsafeRawPointer(data).loadUnaligned(as: UInt64.self))
-        precondition(PortableJSONSerializer.data(of: .number(number)) == JSONSerializer.data(of: .number(number)),
-                     "the serializers wrote a double differently")
+        precondition(
+            PortableJSONSerializer.data(of: .number(number)) == JSONSerializer.data(of: .number(number)),
+            "the serializers wrote a double differently")
     }
     return 0
 }

@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 import VaultCore
 import VaultJOSE
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Where an issuer's verification keys come from: a fixed set, or a JWKS URL cached and

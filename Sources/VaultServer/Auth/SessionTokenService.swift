@@ -50,16 +50,20 @@ public struct SessionTokenService: Sendable {
         self.issuer = issuer
         self.oidcIssuers = oidcIssuers
         signer = JWSSigner(keyID: first.keyID, key: .hmac(SymmetricKey(data: first.secret)))
-        verificationKeys = JSONWebKeySet(keys: keys.map {
-            JSONWebKey(keyID: $0.keyID, material: .hmac(SymmetricKey(data: $0.secret)), algorithm: .hs256)
-        })
+        verificationKeys = JSONWebKeySet(
+            keys: keys.map {
+                JSONWebKey(keyID: $0.keyID, material: .hmac(SymmetricKey(data: $0.secret)), algorithm: .hs256)
+            })
     }
 
     /// Reads keys from a `session_keys_file`: `[{"kid": "...", "secret": "<base64url>"}]`.
     ///
     /// - Throws: `ServerStartupError` naming the file.
     public static func keys(fromFile path: String) throws(ServerStartupError) -> [Key] {
-        struct Entry: Decodable { let kid: String; let secret: String }
+        struct Entry: Decodable {
+            let kid: String
+            let secret: String
+        }
         guard let data = FileManager.default.contents(atPath: path),
             let entries = try? JSONDecoder().decode([Entry].self, from: data)
         else { throw ServerStartupError("session_keys_file \(path): expected [{\"kid\", \"secret\"}]") }

@@ -78,10 +78,12 @@ public struct ServerConfiguration: Sendable, Decodable {
             savesPerHour = try container.decodeIfPresent(Int.self, forKey: .savesPerHour) ?? savesPerHour
             maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? maxConnections
             maxConnectionsPerIP = try container.decodeIfPresent(Int.self, forKey: .maxConnectionsPerIP) ?? maxConnectionsPerIP
-            connectionTimeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
+            connectionTimeoutSeconds =
+                try container.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
                 ?? connectionTimeoutSeconds
             headerTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds) ?? headerTimeoutSeconds
-            bodyMinimumBytesPerSecond = try container.decodeIfPresent(Int.self, forKey: .bodyMinimumBytesPerSecond)
+            bodyMinimumBytesPerSecond =
+                try container.decodeIfPresent(Int.self, forKey: .bodyMinimumBytesPerSecond)
                 ?? bodyMinimumBytesPerSecond
             bodyGraceSeconds = try container.decodeIfPresent(Double.self, forKey: .bodyGraceSeconds) ?? bodyGraceSeconds
         }
@@ -165,9 +167,11 @@ public struct ServerConfiguration: Sendable, Decodable {
     public static let postgresSchemes = ["postgresql://", "postgres://"]
 
     /// Creates a configuration in code (tests, dev mode).
-    public init(listen: String, database: String, issuers: [Issuer], sessionKeysFile: String, storageKeyPepperFile: String,
-                limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = 4,
-                databasePoolSize: Int = 8, historyVersions: Int = 10) {
+    public init(
+        listen: String, database: String, issuers: [Issuer], sessionKeysFile: String, storageKeyPepperFile: String,
+        limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = 4,
+        databasePoolSize: Int = 8, historyVersions: Int = 10
+    ) {
         self.listen = listen
         self.database = database
         self.databasePoolSize = databasePoolSize

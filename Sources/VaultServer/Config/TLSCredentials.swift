@@ -24,8 +24,9 @@ public struct TLSCredentials: Sendable {
         let result = chain.utf8CString.withUnsafeBufferPointer { chainBytes in
             key.utf8CString.withUnsafeBufferPointer { keyBytes in
                 // The counts leave out the terminating NUL that utf8CString adds.
-                wv_tls_check_pem(chainBytes.baseAddress, chainBytes.count - 1, keyBytes.baseAddress, keyBytes.count - 1,
-                                 &certificates, &badIndex)
+                wv_tls_check_pem(
+                    chainBytes.baseAddress, chainBytes.count - 1, keyBytes.baseAddress, keyBytes.count - 1,
+                    &certificates, &badIndex)
             }
         }
         switch result {
@@ -38,7 +39,8 @@ public struct TLSCredentials: Sendable {
                 "config key tls.certificate_file: certificate \(badIndex + 1) in \(files.certificateFile) is not a valid X.509 certificate")
         case WV_TLS_ENCRYPTED_KEY:
             throw ServerStartupError(
-                "config key tls.key_file: \(files.keyFile) is encrypted; give the key unencrypted (openssl pkey -in KEY -out PLAIN), readable by the service only")
+                "config key tls.key_file: \(files.keyFile) is encrypted; give the key unencrypted (openssl pkey -in KEY -out PLAIN), readable by the service only"
+            )
         case WV_TLS_NO_KEY:
             throw ServerStartupError("config key tls.key_file: no valid PEM private key in \(files.keyFile)")
         case WV_TLS_KEY_MISMATCH:

@@ -16,8 +16,10 @@ struct BackupEndpoint: Sendable {
     private let parser = JSONParser(maxDepth: 64)
     private let validator = VaultShapeValidator()
 
-    init(store: any VaultStore, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
-         rateLimit: SlidingWindowRateLimit, clock: any ServerClock) {
+    init(
+        store: any VaultStore, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
+        rateLimit: SlidingWindowRateLimit, clock: any ServerClock
+    ) {
         self.store = store
         self.sessions = sessions
         self.storageKeys = storageKeys
@@ -77,8 +79,9 @@ struct BackupEndpoint: Sendable {
         // let a browser's cross-site form post (which cannot send application/json) write a vault. No
         // Content-Type at all is taken for JSON: curl scripts and older clients send none.
         if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
-            throw APIError(.unsupportedMediaType, "a save's Content-Type must be application/json",
-                           headers: ["Accept-Post": "application/json"])
+            throw APIError(
+                .unsupportedMediaType, "a save's Content-Type must be application/json",
+                headers: ["Accept-Post": "application/json"])
         }
         let blob: JSONValue
         do {
@@ -90,27 +93,37 @@ struct BackupEndpoint: Sendable {
         let header: VaultBlobHeader
         do { header = try validator.validate(blob) } catch { throw APIError.invalidVaultShape(error.detail) }
 
-        let outcome = try store.save(SaveRequest(
-            key: key, body: request.body, header: header, precondition: try precondition(request),
-            rateLimit: rateLimit, now: clock.now()))
+        let outcome = try store.save(
+            SaveRequest(
+                key: key, body: request.body, header: header, precondition: try precondition(request),
+                rateLimit: rateLimit, now: clock.now()))
         switch outcome {
         case .saved(let syncID, let decision):
-            struct Saved: Encodable { let ok = true; let sync_id: String; let bytes: Int }
-            return .json(200, Saved(sync_id: syncID.description, bytes: request.body.count), headers: [
-                ("ETag", EntityTag.header(for: syncID)), ("RateLimit-Policy", rateLimit.policyHeader),
-                ("RateLimit", rateLimit.stateHeader(for: decision)),
-            ])
+            struct Saved: Encodable {
+                let ok = true
+                let sync_id: String
+                let bytes: Int
+            }
+            return .json(
+                200, Saved(sync_id: syncID.description, bytes: request.body.count),
+                headers: [
+                    ("ETag", EntityTag.header(for: syncID)), ("RateLimit-Policy", rateLimit.policyHeader),
+                    ("RateLimit", rateLimit.stateHeader(for: decision)),
+                ])
         case .conflict(let current):
             var headers: [String: String] = [:]
             if let current { headers["ETag"] = EntityTag.header(for: current.syncID) }
-            throw APIError(.conflict, "the stored version is not the one this save expected",
-                           headers: headers, fields: [WireName.syncID: current?.syncID.description, WireName.updatedUtc: current?.updatedUtc])
+            throw APIError(
+                .conflict, "the stored version is not the one this save expected",
+                headers: headers, fields: [WireName.syncID: current?.syncID.description, WireName.updatedUtc: current?.updatedUtc])
         case .rateLimited(let decision):
             guard case .limited(let retryAfter) = decision else { throw APIError.internalError }
-            throw APIError(.rateLimited, "too many saves in the last hour; retry after \(retryAfter) s", headers: [
-                "Retry-After": String(retryAfter), "RateLimit-Policy": rateLimit.policyHeader,
-                "RateLimit": rateLimit.stateHeader(for: decision),
-            ])
+            throw APIError(
+                .rateLimited, "too many saves in the last hour; retry after \(retryAfter) s",
+                headers: [
+                    "Retry-After": String(retryAfter), "RateLimit-Policy": rateLimit.policyHeader,
+                    "RateLimit": rateLimit.stateHeader(for: decision),
+                ])
         }
     }
 
@@ -155,8 +168,10 @@ struct BackupEndpoint: Sendable {
         if let ifNoneMatch = request.header("if-none-match"), EntityTag.list(ifNoneMatch)?.contains(stored.syncID) ?? true {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])
         }
-        return HTTPResponse(status: 200, headers: [
-            ("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store"),
-        ], body: stored.body)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store"),
+            ], body: stored.body)
     }
 }

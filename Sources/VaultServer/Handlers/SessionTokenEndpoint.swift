@@ -27,10 +27,11 @@ struct SessionTokenEndpoint: Sendable {
         /// The body, members sorted by name as `HTTPResponse.json` wrote them, by the Swift writer that writes what
         /// jansson writes (JSONEncoder was a tenth of a mint's CPU, jansson then a tenth of what was left).
         var json: Data {
-            PortableJSONSerializer.data(of: .object([
-                ("access_token", .string(accessToken)), ("aud", .string(aud)), ("expires_in", .integer(Int64(expiresIn))),
-                ("issued_token_type", .string(issuedTokenType)), ("token_type", .string(tokenType)),
-            ]))
+            PortableJSONSerializer.data(
+                of: .object([
+                    ("access_token", .string(accessToken)), ("aud", .string(aud)), ("expires_in", .integer(Int64(expiresIn))),
+                    ("issued_token_type", .string(issuedTokenType)), ("token_type", .string(tokenType)),
+                ]))
         }
 
         enum CodingKeys: String, CodingKey {
@@ -54,8 +55,9 @@ struct SessionTokenEndpoint: Sendable {
         }
         let minted: String
         do { minted = try sessions.mint(for: identity, now: now) } catch { throw APIError.internalError }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
-                            body: TokenResponse(accessToken: minted).json)
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            body: TokenResponse(accessToken: minted).json)
     }
 
     private func subjectToken(_ request: HTTPRequest) throws(APIError) -> String {

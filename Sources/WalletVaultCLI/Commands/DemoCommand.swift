@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `walletvault demo`: a dev server on a free loopback port and two devices walking through the whole story.
@@ -27,8 +28,9 @@ enum DemoCommand {
         let terminal = context.terminal
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("walletvault-demo-\(UUID().uuidString.prefix(8))")
         do {
-            try FileManager.default.createDirectory(at: workspace.appendingPathComponent("server"), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: workspace.appendingPathComponent("server"), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw CLIError(.localStorage, "cannot create \(workspace.path): check the temporary directory ($TMPDIR)")
         }

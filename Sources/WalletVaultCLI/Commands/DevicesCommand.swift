@@ -25,7 +25,7 @@ enum DevicesCommand {
                 _ = try await ProgressIndicator.during("Syncing", terminal: context.terminal) { () async throws(SyncError) in
                     try await session.engine.sync()
                 }
-            } catch where error.code == .unresolvedConflict {
+            } catch  where error.code == .unresolvedConflict {
                 // The entries do not depend on the conflicting items; list the last synced ones.
                 context.terminal.note("walletvault: note: unsynced conflicting edits; listing the last synced entries")
             } catch {
@@ -50,8 +50,9 @@ enum DevicesCommand {
         let terminal = context.terminal
         terminal.line("  " + pad("KEK_ID", idWidth) + "  " + pad("LABEL", labelWidth) + "  " + pad("ALG", algWidth) + "  CREATED")
         for entry in entries {
-            terminal.line((entry.isThisDevice ? "* " : "  ") + pad(entry.kekID, idWidth) + "  " + pad(entry.label, labelWidth) + "  "
-                + pad(kind(entry), algWidth) + "  " + (entry.created?.description ?? "-"))
+            terminal.line(
+                (entry.isThisDevice ? "* " : "  ") + pad(entry.kekID, idWidth) + "  " + pad(entry.label, labelWidth) + "  "
+                    + pad(kind(entry), algWidth) + "  " + (entry.created?.description ?? "-"))
         }
         terminal.line("\(health.deviceKeys) device key(s), \(health.recoveryPaths) recovery path(s).")
         if let fingerprint { terminal.line("Vault fingerprint (the same on every device in the vault): \(fingerprint)") }

@@ -26,8 +26,9 @@ enum EraseCommand {
                 throw CLIError(.usage, "erase deletes the vault for good and needs a confirmation: run it at a terminal, or pass --yes")
             }
             let subject = try await session.accountSubject()
-            let typed = terminal.readLine(prompt: "This erases the vault of account \"\(subject)\" and all its versions. "
-                + "Type the account name to confirm: ")
+            let typed = terminal.readLine(
+                prompt: "This erases the vault of account \"\(subject)\" and all its versions. "
+                    + "Type the account name to confirm: ")
             guard typed?.trimmingCharacters(in: .whitespaces) == subject else {
                 throw CLIError(.usage, "not confirmed; nothing was erased")
             }

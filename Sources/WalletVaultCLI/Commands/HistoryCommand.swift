@@ -26,8 +26,9 @@ enum HistoryCommand {
         terminal.line("  SYNC_ID                   BYTES     UPDATED                   DEVICE")
         for version in versions {
             let marker = version.syncID == current ? "*" : " "
-            terminal.line("\(marker) \(pad(version.syncID, 25)) \(pad(String(version.bytes), 9)) \(pad(version.updatedUtc, 25)) "
-                + (version.hint ?? "-"))
+            terminal.line(
+                "\(marker) \(pad(version.syncID, 25)) \(pad(String(version.bytes), 9)) \(pad(version.updatedUtc, 25)) "
+                    + (version.hint ?? "-"))
         }
         terminal.line("\(versions.count) version(s). `walletvault restore SYNC_ID` saves an older one again as the newest.")
     }

@@ -29,7 +29,8 @@ enum InitCommand {
         do { recoveryPaths.append((try RecoveryCodeKEK(code: code), "Recovery code")) } catch { throw CLIError.from(error) }
         var withPassphrase = false
         if context.arguments.has("--passphrase") || context.arguments[option: "--passphrase-file"] != nil {
-            let passphrase = try SecretReader(terminal: context.terminal).newPassphrase(file: context.arguments[option: "--passphrase-file"])
+            let passphrase = try SecretReader(terminal: context.terminal).newPassphrase(
+                file: context.arguments[option: "--passphrase-file"])
             let key = try await PassphraseKeys.derive(passphrase, terminal: context.terminal)
             recoveryPaths.append((key, "Passphrase"))
             withPassphrase = true
@@ -41,8 +42,10 @@ enum InitCommand {
             }
         } catch {
             if case .conflict? = error.backupError {
-                throw CLIError(.vaultState, "this account already has a vault: on this device run `walletvault pair request` "
-                    + "(and approve it on a device that has the vault) or `walletvault recover --code`")
+                throw CLIError(
+                    .vaultState,
+                    "this account already has a vault: on this device run `walletvault pair request` "
+                        + "(and approve it on a device that has the vault) or `walletvault recover --code`")
             }
             throw session.translate(error)
         }

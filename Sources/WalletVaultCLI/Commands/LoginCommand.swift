@@ -5,8 +5,10 @@ import WalletVault
 enum LoginCommand {
     static let spec = CommandSpec(
         name: "login",
-        usage: ["login --dev --sub NAME --azp OEM [--server URL] [--label NAME]",
-                "login --token-command CMD [--server URL] [--label NAME]"],
+        usage: [
+            "login --dev --sub NAME --azp OEM [--server URL] [--label NAME]",
+            "login --token-command CMD [--server URL] [--label NAME]",
+        ],
         summary: "Sign this profile in: a development token, or any command that prints an OIDC access token.",
         details: """
             --server URL         the server (default: the profile's, else http://127.0.0.1:8080)
@@ -47,14 +49,17 @@ enum LoginCommand {
         guard !label.isEmpty, label.count <= 256 else { throw CLIError.usage("--label needs 1 to 256 characters", command: "login") }
         if let existing, context.home.holdsVault, existing.server != server || (existing.auth.kind == "dev" && existing.auth != auth) {
             // The device files belong to one account's vault; pointing them at another would mix two vaults.
-            throw CLIError(.usage, "this profile holds a vault of \(existing.auth.summary) at \(existing.server): "
-                + "use another --home for another server or account")
+            throw CLIError(
+                .usage,
+                "this profile holds a vault of \(existing.auth.summary) at \(existing.server): "
+                    + "use another --home for another server or account")
         }
         let profile = Profile(server: server, label: label, auth: auth)
 
         let source = TokenSource(profile: profile)
-        let tokens = SessionTokenProvider(serverURL: url, accessToken: { try await source.accessToken() },
-                                          retryPolicy: RetryPolicy(maxAttempts: 2))
+        let tokens = SessionTokenProvider(
+            serverURL: url, accessToken: { try await source.accessToken() },
+            retryPolicy: RetryPolicy(maxAttempts: 2))
         do {
             _ = try await ProgressIndicator.during("Checking the login", terminal: context.terminal) { () async throws(BackupError) in
                 try await tokens.token()

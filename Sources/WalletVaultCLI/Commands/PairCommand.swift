@@ -56,7 +56,7 @@ enum PairCommand {
             do {
                 _ = try await session.engine.sync()
                 mustConfirm = false
-            } catch where error.code == .confirmationRequired {
+            } catch  where error.code == .confirmationRequired {
                 mustConfirm = true
             } catch {
                 throw session.translate(error)
@@ -68,8 +68,10 @@ enum PairCommand {
         }
         // Pairing joins an existing vault; on an account without one the request could never be approved.
         guard try await session.loadBlob() != nil else {
-            throw CLIError(.vaultState, "no vault is stored for this account yet: run `walletvault init` on your first device, "
-                + "then pair the others to it")
+            throw CLIError(
+                .vaultState,
+                "no vault is stored for this account yet: run `walletvault init` on your first device, "
+                    + "then pair the others to it")
         }
         let request: PairingRequest
         do { request = try await session.engine.pairingRequest() } catch { throw session.translate(error) }
@@ -79,8 +81,9 @@ enum PairCommand {
         terminal.line(request.encoded)
         terminal.line("")
         terminal.line("Short authentication string: \(request.shortAuthenticationString)")
-        terminal.line("There run `walletvault pair approve REQUEST` and check it shows the same digits; then "
-            + "`walletvault pair confirm CODE` here with the code it prints.")
+        terminal.line(
+            "There run `walletvault pair approve REQUEST` and check it shows the same digits; then "
+                + "`walletvault pair confirm CODE` here with the code it prints.")
         guard context.arguments.has("--wait") else { return }
         let timeout = try timeoutSeconds(context.arguments[option: "--timeout"])
         let deadline = Date().addingTimeInterval(timeout)
@@ -89,15 +92,15 @@ enum PairCommand {
                 let report = try await session.engine.sync()
                 terminal.line("Approved. " + DeviceSession.describe(report))
                 return
-            } catch where error.code == .confirmationRequired && terminal.isInteractive {
+            } catch  where error.code == .confirmationRequired && terminal.isInteractive {
                 guard let code = terminal.readLine(prompt: "Approved. Confirmation code shown on the approving device: ") else {
                     throw CLIError(.usage, "no code given: run `walletvault pair confirm CODE`")
                 }
                 try await confirm(code: code, session: session, terminal: terminal)
                 return
-            } catch where error.code == .noAccess && Date() < deadline {
+            } catch  where error.code == .noAccess && Date() < deadline {
                 try? await Task.sleep(nanoseconds: 2_000_000_000)
-            } catch where error.code == .noAccess {
+            } catch  where error.code == .noAccess {
                 throw CLIError(.noAccess, "no approval within \(Int(timeout)) s: approve the request, then run `walletvault pull`")
             } catch {
                 throw session.translate(error)
@@ -119,13 +122,16 @@ enum PairCommand {
         terminal.line("Request from \"\(request.label)\"; short authentication string: \(sas)")
         if let given = context.arguments[option: "--sas"] {
             guard digits(given) == digits(sas) else {
-                throw CLIError(.usage, "the digits differ from the new device's: not approved; the request may have been "
-                    + "swapped, so ask the new device for a fresh one")
+                throw CLIError(
+                    .usage,
+                    "the digits differ from the new device's: not approved; the request may have been "
+                        + "swapped, so ask the new device for a fresh one")
             }
         } else if !context.arguments.has("--yes") {
             guard terminal.isInteractive else {
-                throw CLIError.usage("no terminal to confirm at: pass --sas DIGITS as read on the new device's screen, or --yes",
-                                     command: "pair approve")
+                throw CLIError.usage(
+                    "no terminal to confirm at: pass --sas DIGITS as read on the new device's screen, or --yes",
+                    command: "pair approve")
             }
             let answer = terminal.readLine(prompt: "Does \"\(request.label)\" show \(sas)? [y/N] ")?.lowercased()
             guard answer == "y" || answer == "yes" else {

@@ -34,7 +34,7 @@ enum PullCommand {
             let report: SyncReport
             do {
                 report = try await session.run("Syncing") { engine async throws(SyncError) in try await engine.sync() }
-            } catch where [.server, .conflict].contains(error.exitCode) && session.store.syncedBlob() != nil {
+            } catch  where [.server, .conflict].contains(error.exitCode) && session.store.syncedBlob() != nil {
                 throw CLIError(error.exitCode, error.message + " (`walletvault pull --offline` writes this device's copy)")
             }
             // Rate-limited is not a failure for reading: the local copy is authoritative and complete.

@@ -37,8 +37,10 @@ enum PushCommand {
         let document: VaultDocument?
         do { document = try await session.engine.document() } catch { throw session.translate(error) }
         guard let document else {
-            throw CLIError(.vaultState, "this device holds no vault yet: run `walletvault init` (first device) or "
-                + "`walletvault pull` after pairing")
+            throw CLIError(
+                .vaultState,
+                "this device holds no vault yet: run `walletvault init` (first device) or "
+                    + "`walletvault pull` after pairing")
         }
         let change = VaultFileMapping.change(from: document.liveValues, to: wanted, deleteMissing: deleteMissing)
         if !change.isEmpty {

@@ -21,15 +21,17 @@ enum RecoverCommand {
     static func run(_ context: CommandContext) async throws(CLIError) {
         guard context.arguments.positionals.isEmpty else {
             // Not echoed: an extra argument here is most likely the secret itself.
-            throw CLIError.usage("recover takes no arguments; secrets are never read from the command line: "
-                + "use --code (asks without echo) or --code-file FILE", command: "recover")
+            throw CLIError.usage(
+                "recover takes no arguments; secrets are never read from the command line: "
+                    + "use --code (asks without echo) or --code-file FILE", command: "recover")
         }
         let arguments = context.arguments
         let byCode = arguments.has("--code") || arguments[option: "--code-file"] != nil
         let byPassphrase = arguments.has("--passphrase") || arguments[option: "--passphrase-file"] != nil
         guard byCode != byPassphrase else {
-            throw CLIError.usage("say which secret: --code (or --code-file FILE) or --passphrase (or --passphrase-file FILE)",
-                                 command: "recover")
+            throw CLIError.usage(
+                "say which secret: --code (or --code-file FILE) or --passphrase (or --passphrase-file FILE)",
+                command: "recover")
         }
         let session = try context.session()
         guard let snapshot = try await session.loadBlob() else {
@@ -40,14 +42,18 @@ enum RecoverCommand {
         let reader = SecretReader(terminal: context.terminal)
         let key: any KeyEncryptionKey
         if byCode {
-            key = try recoveryCodeKey(reader.read(file: arguments[option: "--code-file"], prompt: "Recovery code: ", fileOption: "--code-file"))
+            key = try recoveryCodeKey(
+                reader.read(file: arguments[option: "--code-file"], prompt: "Recovery code: ", fileOption: "--code-file"))
             // A well-formed code of another vault (or an old, replaced code) has no entry here.
             guard envelope.entries.contains(where: { $0.kekID == key.kekID }) else {
-                throw CLIError(.noAccess, "this recovery code does not open the vault: check it is this account's current code, "
-                    + "or recover with `--passphrase` or by pairing")
+                throw CLIError(
+                    .noAccess,
+                    "this recovery code does not open the vault: check it is this account's current code, "
+                        + "or recover with `--passphrase` or by pairing")
             }
         } else {
-            let passphrase = try reader.read(file: arguments[option: "--passphrase-file"], prompt: "Passphrase: ", fileOption: "--passphrase-file")
+            let passphrase = try reader.read(
+                file: arguments[option: "--passphrase-file"], prompt: "Passphrase: ", fileOption: "--passphrase-file")
             key = try await PassphraseKeys.unlock(passphrase, in: envelope, terminal: context.terminal)
         }
         let deadKey = session.store.deviceKeyID().flatMap { id in envelope.entries.contains { $0.kekID == id } ? id : nil }
@@ -55,7 +61,8 @@ enum RecoverCommand {
         try session.requireSaved(report)
         let items = (try? await session.engine.document()?.liveValues.count) ?? 0
         let terminal = context.terminal
-        terminal.line("Recovered: \(items) item(s); this device \"\(session.profile.label)\" has a new key \(session.store.deviceKeyID() ?? "?").")
+        terminal.line(
+            "Recovered: \(items) item(s); this device \"\(session.profile.label)\" has a new key \(session.store.deviceKeyID() ?? "?").")
         if let deadKey { terminal.line("Its previous key \(deadKey) was removed from the vault.") }
         if let warning = try? await session.engine.keyHealth().warning { terminal.line("warning: \(warning)") }
     }

@@ -26,10 +26,15 @@ enum RevokeCommand {
         _ = try await session.run("Syncing") { engine async throws(SyncError) in try await engine.sync() }
         let entries: [DeviceEntry]
         do { entries = try await session.engine.devices() } catch { throw session.translate(error) }
-        let matches = entries.filter { $0.kekID == given } + (entries.contains { $0.kekID == given } ? [] : entries.filter { $0.kekID.hasPrefix(given) })
+        let matches =
+            entries.filter { $0.kekID == given }
+            + (entries.contains { $0.kekID == given } ? [] : entries.filter { $0.kekID.hasPrefix(given) })
         guard matches.count == 1, let target = matches.first, given.count >= 4 || target.kekID == given else {
-            throw CLIError(.usage, matches.isEmpty ? "no entry \(given) in the vault: `walletvault devices` lists them"
-                : "\(given) matches \(matches.count) entries: give more of the KEK_ID")
+            throw CLIError(
+                .usage,
+                matches.isEmpty
+                    ? "no entry \(given) in the vault: `walletvault devices` lists them"
+                    : "\(given) matches \(matches.count) entries: give more of the KEK_ID")
         }
         guard !target.isThisDevice else {
             throw CLIError(.usage, "\(target.kekID) is this device's own key: revoke it from another device")
@@ -65,17 +70,21 @@ enum RevokeCommand {
         let passphraseEntries = recovery.ids(.passphrase).filter { $0 != revoked }
         if !codeEntries.isEmpty {
             if let file = arguments[option: "--code-file"] {
-                keys.append(try matching(RecoverCommand.recoveryCodeKey(reader.read(file: file, prompt: "", fileOption: "--code-file")),
-                                         in: codeEntries, what: "recovery code"))
+                keys.append(
+                    try matching(
+                        RecoverCommand.recoveryCodeKey(reader.read(file: file, prompt: "", fileOption: "--code-file")),
+                        in: codeEntries, what: "recovery code"))
             } else if terminal.isInteractive, !arguments.has("--drop-recovery") {
-                let typed = terminal.readSecret(prompt: "Recovery code (keeps its entry; Enter drops it): ")?
+                let typed =
+                    terminal.readSecret(prompt: "Recovery code (keeps its entry; Enter drops it): ")?
                     .trimmingCharacters(in: .whitespaces) ?? ""
                 if !typed.isEmpty {
                     keys.append(try matching(RecoverCommand.recoveryCodeKey(typed), in: codeEntries, what: "recovery code"))
                 }
             } else if !arguments.has("--drop-recovery") {
-                throw CLIError.usage("the recovery code entry survives the rotation only if the code is offered: "
-                    + "pass --code-file FILE, or --drop-recovery", command: "revoke")
+                throw CLIError.usage(
+                    "the recovery code entry survives the rotation only if the code is offered: "
+                        + "pass --code-file FILE, or --drop-recovery", command: "revoke")
             }
         }
         if !passphraseEntries.isEmpty, let envelope = recovery.envelope {
@@ -85,8 +94,9 @@ enum RevokeCommand {
             } else if terminal.isInteractive, !arguments.has("--drop-recovery") {
                 passphrase = terminal.readSecret(prompt: "Passphrase (keeps its entry; Enter drops it): ").flatMap { $0.isEmpty ? nil : $0 }
             } else if !arguments.has("--drop-recovery") {
-                throw CLIError.usage("the passphrase entry survives the rotation only if the passphrase is offered: "
-                    + "pass --passphrase-file FILE, or --drop-recovery", command: "revoke")
+                throw CLIError.usage(
+                    "the passphrase entry survives the rotation only if the passphrase is offered: "
+                        + "pass --passphrase-file FILE, or --drop-recovery", command: "revoke")
             }
             if let passphrase { keys.append(try await PassphraseKeys.unlock(passphrase, in: envelope, terminal: terminal)) }
         }

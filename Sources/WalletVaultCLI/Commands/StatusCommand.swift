@@ -35,8 +35,9 @@ enum StatusCommand {
         if let erased = record.erasedAt, document == nil {
             terminal.line("vault     erased from the server by this device at \(UTCTimestamp(millisecondsSinceEpoch: erased).description)")
         } else if let document {
-            terminal.line("vault     \(document.liveValues.count) item(s), synced version \(record.syncedVersion ?? "none")"
-                + (record.hasLocalEdits ? ", edits not yet saved" : ""))
+            terminal.line(
+                "vault     \(document.liveValues.count) item(s), synced version \(record.syncedVersion ?? "none")"
+                    + (record.hasLocalEdits ? ", edits not yet saved" : ""))
         } else {
             terminal.line("vault     none on this device")
         }
@@ -57,7 +58,8 @@ enum StatusCommand {
                 switch await session.engine.assess(snapshot.blob) {
                 case .newer: line = "version \(snapshot.syncID) is newer: run `walletvault sync`"
                 case .older(let counter, let highest):
-                    line = "version \(snapshot.syncID) is OLDER than this device has seen (counter \(counter.map(String.init) ?? "none") "
+                    line =
+                        "version \(snapshot.syncID) is OLDER than this device has seen (counter \(counter.map(String.init) ?? "none") "
                         + "< \(highest)): the server rolled the vault back; a sync refuses it and changes nothing: report it to the "
                         + "server's operator"
                 case .unreadable(let reason): line = "version \(snapshot.syncID) is not a readable vault (\(reason)): report it"

@@ -2,6 +2,7 @@ import Foundation
 import VaultCore
 import VaultCrypto
 import VaultJSON
+
 @testable import VaultEnvelope
 
 /// Writes the extended form as it was before anchors (no `vault_id`, `epoch`, `vault_secret`): what a forger who

@@ -1,6 +1,7 @@
 import Foundation
 import VaultCore
 import VaultCrypto
+
 @testable import VaultEnvelope
 
 /// Shared fixtures: a fixed clock, sample contents, a scratch directory, blob surgery.
