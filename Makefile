@@ -31,17 +31,13 @@ run: build
 
 # Suites that time a live server's deadlines run on their own, one test at a time: in the parallel run, tests that
 # block on sockets hold the two cooperative threads and a deadline test's own sleeps are late by tens of seconds.
+# They run after the parallel run, beside the other checks that mostly wait (scripts/checks_side_by_side.sh).
 TIMED_SUITES = SlowClientAndDrainTests|HTTPServerSuspendTests|OperationsTests|PostgresOutageTests
 
 test: deps format-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS) --skip "$(TIMED_SUITES)"
-	scripts/with-postgres.sh swift test --skip-build $(SWIFT_BUILD_FLAGS) --no-parallel --filter "$(TIMED_SUITES)"
-	scripts/crosscheck.sh
-	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/conformance.sh
-	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
-	WV_SERVER_BINARY=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server scripts/tls_scan.sh
-	WALLETVAULT_BIN_DIR=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path) android/build.sh
+	scripts/checks_side_by_side.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" "$(TIMED_SUITES)" $(SWIFT_BUILD_FLAGS)
 
 # One style, .swift-format's, checked by the toolchain's formatter (Swift 6 ships `swift format`); `make format` applies it.
 FORMATTED = Sources Tests Package.swift Fuzz/Sources Fuzz/Package.swift

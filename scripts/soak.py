@@ -25,14 +25,18 @@ after it means a leak rather than a cache filling up:
 
 From 50% of the run, for min(120 s, 20%), `--slow` extra connections are held open, each trickling one header byte
 every few seconds (under the idle timeout), while the workers keep going; their latency p99 in that window is
-compared with the p99 before it. Session tokens are refreshed every 300 s, so the verified-token cache gains one
+compared with the p99 before it. The server cuts each of them once its header section has taken
+`--header-timeout` seconds (`limits.header_timeout_seconds`, 20 s by default), and the slow client opens a new one
+for each cut, as a slowloris would. Session tokens are refreshed every 300 s, so the verified-token cache gains one
 generation of entries inside the measured part of a 600 s run (bounded growth that counts against the limit).
 
 Pass: zero unexpected statuses and no failed requests; RSS growth from the baseline to the end (median of the last
-30 s) under 5%; no file descriptor growth (the count at the end is not above the count after warm-up); slow
-connections all still open at the end of their window; p99 in the slow window at most 1.5x the p99 before it.
+30 s) under 5%; no file descriptor growth (the count at the end is not above the count after warm-up); no slow connection answered;
+every slow connection cut within its header deadline (plus 5 s: the sweep and the trickle's spacing), and all of
+them cut when the window outlasts that, else all still open; p99 in the slow window at most 1.5x the p99 before it.
 
     scripts/soak.py [--duration 600] [--rate 128] [--connections 64] [--slow 500] [--prefill-saves 10]
+                    [--header-timeout 20]
 """
 
 from __future__ import annotations
@@ -257,39 +261,83 @@ def fd_kinds(pid: int) -> dict[str, int]:
 
 
 def hold_slow(port: int, count: int, seconds: float, stop: threading.Event, result: dict):
-    """Opens `count` connections that each send a partial request and then one header byte every few seconds."""
-    sockets = []
-    for index in range(count):
+    """A slowloris: `count` connections that each send a partial request and then one header byte every few seconds.
+
+    The server cuts a request whose header section takes longer than `limits.header_timeout_seconds`; the attacker
+    here opens a new connection for every one cut, so `count` are held throughout. Recorded: how many were opened,
+    how many the server cut and the longest any lived before its cut, whether any got an answer (none may: a header
+    section never ends), and how many were still open at the end.
+    """
+    def open_one():
         sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        sockets.append(sock)
-    result["opened"] = len(sockets)
+        return [sock, time.monotonic()]
+
+    def closed(sock) -> tuple[bool, bool]:
+        """(closed by the server, an answer arrived first)."""
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False, False
+        try:
+            data = sock.recv(4096)
+        except OSError:
+            return True, False
+        return (data == b"", data != b"")
+
+    held = [open_one() for _ in range(count)]
+    opened, cut, answered, longest, sent = count, 0, 0, 0.0, 0
+    result["opened_at_start"] = count
     deadline = time.monotonic() + seconds
     spacing = 5.0 / max(1, count)  # each socket gets a byte every ~5 s (idle timeout is 30 s)
     index = 0
-    sent = 0
     while time.monotonic() < deadline and not stop.is_set():
-        try:
-            sockets[index].send(b"a")
-            sent += 1
-        except OSError:
-            pass
-        index = (index + 1) % len(sockets)
-        time.sleep(spacing)
-    # Still open? A closed socket is readable (EOF) or errors on send.
-    open_count = 0
-    for sock in sockets:
-        readable, _, _ = select.select([sock], [], [], 0)
-        alive = True
-        if readable:
+        sock, since = held[index]
+        gone, got_answer = closed(sock)
+        if not gone and not got_answer:
             try:
-                alive = sock.recv(1, socket.MSG_PEEK) != b""
+                sock.send(b"a")
+                sent += 1
             except OSError:
-                alive = False
-        open_count += alive
+                gone = True
+        if gone or got_answer:
+            cut += gone
+            answered += got_answer
+            longest = max(longest, time.monotonic() - since)
+            sock.close()
+            try:
+                held[index] = open_one()
+                opened += 1
+            except OSError:
+                pass
+        index = (index + 1) % len(held)
+        time.sleep(spacing)
+    open_count = 0
+    for sock, _ in held:
+        gone, got_answer = closed(sock)
+        answered += got_answer
+        open_count += not gone and not got_answer
         sock.close()
-    result["still_open"] = open_count
-    result["bytes_trickled"] = sent
+    result.update(opened=opened, cut=cut, answered=answered, longest_cut=longest, still_open=open_count,
+                  bytes_trickled=sent)
+
+
+def slow_failures(result: dict, count: int, seconds: float, header_timeout: float) -> list[str]:
+    """What a slow-connection round did wrong: an answer, a cut later than the deadline, a connection the server
+    kept past it, or one it cut before."""
+    slack = 5.0
+    failures = []
+    if result.get("answered", 0):
+        failures.append(f"{result['answered']} slow connections got an answer")
+    if result.get("cut", 0) and result.get("longest_cut", 0) > header_timeout + slack:
+        failures.append(f"a slow connection was cut only after {result['longest_cut']:.1f} s "
+                        f"(deadline {header_timeout:g} s + {slack:g} s)")
+    if seconds > header_timeout + slack and result.get("cut", 0) < count:
+        failures.append(f"{result.get('cut', 0)} of {count} slow connections were cut in {seconds:.0f} s "
+                        f"(deadline {header_timeout:g} s)")
+    if seconds < header_timeout and result.get("still_open", 0) != count:
+        failures.append(f"only {result.get('still_open', 0)} of {count} slow connections stayed open "
+                        f"within the deadline")
+    return failures
 
 
 def p99(values):
@@ -310,6 +358,8 @@ def main() -> int:
     parser.add_argument("--users-per-connection", type=int, default=16)
     parser.add_argument("--window", type=float, default=30, help="seconds per window in the p99 timeline")
     parser.add_argument("--prefill-saves", type=int, default=10, help="warm-up saves per user before paced traffic")
+    parser.add_argument("--header-timeout", type=float, default=20,
+                        help="the server's limits.header_timeout_seconds (20 s is its default)")
     parser.add_argument("--warmup-slow-rounds", type=int, default=2,
                         help="rounds of --slow slow connections held during the warm-up")
     arguments = parser.parse_args()
@@ -328,7 +378,8 @@ def main() -> int:
     if arguments.prefill_saves + 0.25 * per_worker / arguments.users_per_connection * duration > 0.8 * saves_per_hour:
         sys.exit("--prefill-saves too high for this duration and rate: normal users would reach saves_per_hour")
     setup = wvlive.ServerSetup(directory, max_blob_bytes=1_048_576, saves_per_hour=saves_per_hour, connection_timeout=30,
-                               max_connections=1024, max_connections_per_ip=0, threads=4)
+                               max_connections=1024, max_connections_per_ip=0, threads=4,
+                               header_timeout=arguments.header_timeout)
     server = wvlive.Server(setup)
     pid = server.process.pid
     run = Run(server.port, setup.issuer, arguments.connections, arguments.rate, arguments.users_per_connection,
@@ -441,8 +492,10 @@ def main() -> int:
           f"({len(during)} requests); median {statistics.median(before) * 1000 if before else float('nan'):.1f} / "
           f"{statistics.median(during) * 1000 if during else float('nan'):.1f} ms")
     if arguments.slow:
-        print(f"slow connections: {slow_result.get('opened', 0)} opened, {slow_result.get('still_open', 0)} still open "
-              f"at the end of their window, {slow_result.get('bytes_trickled', 0)} bytes trickled")
+        print(f"slow connections: {slow_result.get('opened', 0)} opened, {slow_result.get('cut', 0)} cut by the header "
+              f"deadline ({arguments.header_timeout:g} s; the longest lived {slow_result.get('longest_cut', 0):.1f} s), "
+              f"{slow_result.get('answered', 0)} answered, {slow_result.get('still_open', 0)} open at the end of their "
+              f"window, {slow_result.get('bytes_trickled', 0)} bytes trickled")
     step = arguments.window
     print(f"p99 per {step:.0f} s window, ms (window start s: p99): " + " ".join(
         f"{start:g}:{p99([lat for t, lat in run.latencies if start <= t < start + step]) * 1000:.0f}"
@@ -459,8 +512,11 @@ def main() -> int:
                  for kind in set(kinds_base[1]) | set(kinds_final[1])}
         print("file descriptors, largest count before the slow connections against the largest in the last 30 s: "
               + ", ".join(f"{kind} {change:+d}" for kind, change in sorted(grown.items()) if change))
-    if arguments.slow and slow_result.get("still_open", 0) != arguments.slow:
-        failures.append(f"only {slow_result.get('still_open', 0)} of {arguments.slow} slow connections stayed open")
+    if arguments.slow:
+        failures += slow_failures(slow_result, arguments.slow, slow_seconds, arguments.header_timeout)
+        for start, _, result in warm_rounds:
+            failures += [f"warm-up round at {start:.0f} s: {failure}"
+                         for failure in slow_failures(result, arguments.slow, warm_hold, arguments.header_timeout)]
     if arguments.slow and during and not p99_during <= 1.5 * p99_before:
         failures.append(f"p99 with slow connections {p99_during * 1000:.1f} ms > 1.5 x {p99_before * 1000:.1f} ms")
     for failure in failures:

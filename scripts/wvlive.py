@@ -358,6 +358,7 @@ class ServerSetup:
     connection_timeout: int = 3
     max_connections: int = 1024
     max_connections_per_ip: int = 0
+    header_timeout: float = 20
     threads: int = 4
     database: str | None = None
     issuer: Issuer = field(default_factory=lambda: Issuer.make("https://idp.test", "idp"))
@@ -389,7 +390,8 @@ class ServerSetup:
             "limits": {"max_blob_bytes": self.max_blob_bytes, "saves_per_hour": self.saves_per_hour,
                        "connection_timeout_seconds": self.connection_timeout,
                        "max_connections": self.max_connections,
-                       "max_connections_per_ip": self.max_connections_per_ip},
+                       "max_connections_per_ip": self.max_connections_per_ip,
+                       "header_timeout_seconds": self.header_timeout},
         }
         path = os.path.join(self.directory, "config.json")
         dump("config.json", config)
