@@ -55,7 +55,24 @@ let savesPerHour = option("--saves-per-hour").map { text -> Int in
 }
 guard arguments.isEmpty else { fail("unknown arguments \(arguments.joined(separator: " "))\n\(usage)") }
 
-let running: ServerBootstrap.Running
+// The signals are taken before the server listens. Taken after it said it listens, a SIGTERM sent in between (a test
+// stopping a server it had just used, a supervisor stopping one that had just started) was ignored and the server
+// ran on. The handlers run on the main queue, which is served only from `dispatchMain()`, once `running` is set.
+nonisolated(unsafe) var running: ServerBootstrap.Running?
+signal(SIGTERM, SIG_IGN)
+signal(SIGINT, SIG_IGN)
+let signals = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: .main) }
+for source in signals {
+    source.setEventHandler {
+        // Stop accepting, let requests in flight finish, then exit: every acknowledged save is already durable.
+        let drained = running?.shutDown() ?? true
+        FileHandle.standardError.write(Data("walletvault-server: stopped\(drained ? "" : " (grace period over)")\n".utf8))
+        exit(0)
+    }
+    source.resume()
+}
+
+let started: ServerBootstrap.Running
 do {
     if dev {
         guard configPath == nil else { fail("--dev and --config exclude each other") }
@@ -65,7 +82,7 @@ do {
         if let threads { configuration.threads = threads }
         if let database { configuration.database = database }
         if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
-        running = try ServerBootstrap.start(configuration, mountedIssuer: provider, logRequests: !quiet)
+        started = try ServerBootstrap.start(configuration, mountedIssuer: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }
         var configuration = try ServerConfiguration.load(path: configPath)
@@ -74,26 +91,15 @@ do {
         if let database { configuration.database = database }
         if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
         try configuration.check()
-        running = try ServerBootstrap.start(configuration, logRequests: !quiet)
+        started = try ServerBootstrap.start(configuration, logRequests: !quiet)
     }
 } catch {
     fail(error.description)
 }
 
 // Tests and scripts read this line to learn the port when started with port 0.
-let scheme = running.tls ? "https" : "http"
-FileHandle.standardOutput.write(Data("walletvault-server listening on \(scheme)://\(running.host):\(running.port)\n".utf8))
+running = started
+let scheme = started.tls ? "https" : "http"
+FileHandle.standardOutput.write(Data("walletvault-server listening on \(scheme)://\(started.host):\(started.port)\n".utf8))
 
-signal(SIGTERM, SIG_IGN)
-signal(SIGINT, SIG_IGN)
-let signals = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: .main) }
-for source in signals {
-    source.setEventHandler {
-        // Stop accepting, let requests in flight finish, then exit: every acknowledged save is already durable.
-        let drained = running.shutDown()
-        FileHandle.standardError.write(Data("walletvault-server: stopped\(drained ? "" : " (grace period over)")\n".utf8))
-        exit(0)
-    }
-    source.resume()
-}
 dispatchMain()

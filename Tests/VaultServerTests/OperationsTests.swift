@@ -86,6 +86,18 @@ struct OperationsTests {
         #expect(plain.output != "200")
     }
 
+    /// A SIGTERM sent the moment the server says it listens stops it. The signals used to be taken only after that
+    /// line, so one sent in between was ignored and the server ran on (seen once, a test's server stopped right after
+    /// its one request, while other checks loaded both cores). A race, so ten tries.
+    @Test func aSigtermRightAfterTheListeningLineStopsTheServer() async throws {
+        for _ in 0..<10 {
+            let server = try LiveServer()
+            server.process.terminate()
+            #expect(try await eventually(timeout: .seconds(5)) { !server.process.isRunning }, "the server ran on after SIGTERM")
+            #expect(!server.process.isRunning || server.process.terminationStatus == 0)
+        }
+    }
+
     @Test func badConfigNamesTheKey() throws {
         for (config, expected) in [
             (#"{"listen":"127.0.0.1:0"}"#, "missing key database"),

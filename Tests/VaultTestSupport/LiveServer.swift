@@ -53,6 +53,11 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
         stderrPipe.fileHandleForReading.readabilityHandler = nil
         if process.isRunning {
             process.terminate()
+            // A server that ignores SIGTERM must fail its test, not hang the whole run: SIGKILL after its grace period
+            // (10 s) and some.
+            let deadline = Date().addingTimeInterval(15)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: directory)
