@@ -32,7 +32,7 @@ generation of entries inside the measured part of a 600 s run (bounded growth th
 
 Pass: zero unexpected statuses and no failed requests; RSS growth from the baseline to the end (median of the last
 30 s) under 5%; no file descriptor growth (the count at the end is not above the count after warm-up); no slow connection answered;
-every slow connection cut within its header deadline (plus 5 s: the sweep and the trickle's spacing), and all of
+every slow connection cut within its header deadline (plus 8 s: the trickle's cycle, the sweep), and all of
 them cut when the window outlasts that, else all still open; p99 in the slow window at most 1.5x the p99 before it.
 
     scripts/soak.py [--duration 600] [--rate 128] [--connections 64] [--slow 500] [--prefill-saves 10]
@@ -324,7 +324,9 @@ def hold_slow(port: int, count: int, seconds: float, stop: threading.Event, resu
 def slow_failures(result: dict, count: int, seconds: float, header_timeout: float) -> list[str]:
     """What a slow-connection round did wrong: an answer, a cut later than the deadline, a connection the server
     kept past it, or one it cut before."""
-    slack = 5.0
+    # A cut is seen when the client next visits that socket, up to one trickle cycle (5 s) after it; the sweep runs
+    # at most a second late; 2 s more for a loaded machine.
+    slack = 8.0
     failures = []
     if result.get("answered", 0):
         failures.append(f"{result['answered']} slow connections got an answer")
