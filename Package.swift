@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Layers point down only (LayeringTests checks it): executables → VaultDevIssuer → VaultServer → VaultHTTP, VaultStorage;
-/// WalletVault, VaultServer → VaultEnvelope, VaultJOSE → VaultCrypto, VaultJSON → VaultWire → VaultCore.
+/// Layers point down only (LayeringTests reads the imports and checks it): executables → WalletVaultCLI, VaultDevIssuer
+/// → WalletVault, VaultServer → VaultEnvelope, VaultJOSE, VaultHTTP, VaultStorage → VaultJSON, VaultCrypto → VaultWire
+/// → VaultCore; the SDK side never reaches VaultHTTP, VaultStorage or VaultServer.
 /// Debian's C libraries exist on Linux only; on Apple platforms the SDK uses CryptoKit and Foundation instead.
 let linux = TargetDependencyCondition.when(platforms: [.linux])
 
