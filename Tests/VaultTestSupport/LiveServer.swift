@@ -14,13 +14,20 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
     /// What nodes of one service share.
     public typealias Secrets = TestServerSecrets
 
+    /// The server process.
     public let process = Process()
+    /// The server's directory: its config, keys and database.
     public let directory: URL
+    /// Where it listens, read from its first line on stdout.
     public let baseURL: URL
+    /// The server's stderr; read through `log()`.
     public let stderrPipe = Pipe()
     /// The server's stderr, read as it arrives: a full pipe would block the server mid-request.
     private let stderrLog = Mutex(Data())
 
+    /// Writes the configuration for `options` and starts the built binary on a free loopback port.
+    ///
+    /// - Throws: `ServerFailedToStart` with what the server printed instead of its listening line.
     public init(_ options: Options = Options()) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("wv-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -63,7 +70,9 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The server printed something other than its listening line.
     public struct ServerFailedToStart: Error { let output: String }
+    /// A request failed at the socket; says whether the server is still running and what it logged last.
     public struct ServerUnreachable: Error {
         let underlying: String
         let serverState: String

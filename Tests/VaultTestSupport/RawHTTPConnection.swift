@@ -8,6 +8,9 @@ import Foundation
 public final class RawHTTPConnection {
     private let socketDescriptor: Int32
 
+    /// Connects to 127.0.0.1 on `port`.
+    ///
+    /// - Throws: when the connection is refused.
     public init(port: UInt16) throws {
         socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
@@ -31,6 +34,7 @@ public final class RawHTTPConnection {
         close(socketDescriptor)
     }
 
+    /// Writes `bytes`, all of them, ignoring a peer that has gone.
     public func send(_ bytes: Data) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -42,6 +46,7 @@ public final class RawHTTPConnection {
         }
     }
 
+    /// Writes `text` as UTF-8.
     public func send(_ text: String) {
         send(Data(text.utf8))
     }

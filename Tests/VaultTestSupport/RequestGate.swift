@@ -10,6 +10,7 @@ import Synchronization
 /// One-shot: once it has held a request, later ones pass straight through until it is armed again, so a retried
 /// round does not hang.
 public final class RequestGate: Sendable {
+    /// Which request (or call, for nil) the gate holds.
     public typealias Matcher = @Sendable (URLRequest?) -> Bool
 
     private struct State {
@@ -22,6 +23,7 @@ public final class RequestGate: Sendable {
 
     private let state = Mutex(State())
 
+    /// A gate armed for nothing.
     public init() {}
 
     /// Holds the next request with this method and `action`.

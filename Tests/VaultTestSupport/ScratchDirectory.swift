@@ -5,6 +5,7 @@ import Foundation
 /// SQLite stores are made by the hundred per run and Swift Testing has no teardown after the last test; without
 /// this, every run left its databases (and their logs) behind in /tmp.
 public enum ScratchDirectory {
+    /// The directory, created on first use.
     public static let url: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("walletvault-tests-\(getpid())")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -5,13 +5,19 @@ import VaultJOSE
 
 /// A stand-in OIDC provider for tests: keys of each supported algorithm and a JWKS file.
 public struct TestIssuer: Sendable {
+    /// The `iss` of its tokens.
     public let issuer: String
+    /// The `aud` of its tokens.
     public let audience: String
+    /// One signer per algorithm it offers.
     public let signers: [JWSAlgorithm: JWSSigner]
 
+    /// The issuer most tests trust.
     public static let shared = TestIssuer(issuer: "https://idp.test", audience: "wallet-app", idPrefix: "idp")
+    /// A second trusted issuer, with other keys.
     public static let other = TestIssuer(issuer: "https://other-idp.test", audience: "wallet-app", idPrefix: "other")
 
+    /// An issuer with fresh keys; `idPrefix` starts their `kid`s.
     public init(issuer: String, audience: String, idPrefix: String) {
         self.issuer = issuer
         self.audience = audience
@@ -22,6 +28,7 @@ public struct TestIssuer: Sendable {
         ]
     }
 
+    /// Its public keys as a JWKS document.
     public var jwks: Data {
         try! JSONSerialization.data(withJSONObject: ["keys": signers.values.compactMap(\.publicJWK)])
     }

@@ -5,6 +5,7 @@ import Testing
 ///
 /// Without it the PostgreSQL tests are skipped with a message, except under CI, where they run and fail.
 public enum TestPostgres {
+    /// The test process's environment.
     public static let environment = ProcessInfo.processInfo.environment
 
     /// The database URL, when a cluster was provided.
@@ -17,7 +18,9 @@ public enum TestPostgres {
     public static let skipMessage: Comment =
         "PostgreSQL tests skipped: WALLETVAULT_TEST_POSTGRES_URL is not set; run them under scripts/with-postgres.sh"
 
+    /// CI demands PostgreSQL but the variable naming it is not set.
     public struct NotConfigured: Error, CustomStringConvertible {
+        /// The missing variable.
         public let variable: String
         public var description: String { "\(variable) is not set but CI is: run the tests under scripts/with-postgres.sh" }
     }
@@ -54,6 +57,7 @@ public enum TestPostgres {
         guard status == 0 else { throw PgCtlFailed(arguments: arguments, status: status) }
     }
 
+    /// `pg_ctl` exited with a failure.
     public struct PgCtlFailed: Error {
         let arguments: [String]
         let status: Int32
