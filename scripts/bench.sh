@@ -23,8 +23,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+source scripts/bench_common.sh
 
 # The 64 KiB blob: a valid vault whose cipher fills the size.
 python3 - "$work/blob.json" <<'PY'
@@ -43,11 +42,7 @@ PY
 cp "$work/blob.json" "$work/static.json"
 chmod 755 "$work"; chmod 644 "$work/static.json"
 
-port=$(free_port)
-"$BIN" --dev --quiet --listen "127.0.0.1:$port" --data-dir "$work/data" --saves-per-hour 100000000 >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-for _ in $(seq 50); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
-base="http://127.0.0.1:$port"
+start_dev_server "$work/data" --saves-per-hour 100000000
 oidc=$(curl -sf -X POST "$base/dev-oidc/token" -d sub=bench -d azp=bench-wallet | python3 -c 'import sys,json;print(json.load(sys.stdin)["access_token"])')
 session=$(curl -sf -X POST "$base/wallet-session-token.ashx" -H "Authorization: Bearer $oidc" | python3 -c 'import sys,json;print(json.load(sys.stdin)["access_token"])')
 curl -sf -X POST "$base/wallet-backup.ashx?action=save" -H "Authorization: Bearer $session" -H 'Content-Type: application/json' --data-binary @"$work/blob.json" >/dev/null
@@ -64,30 +59,10 @@ for user in range(users):
 open(out, "w").write("tokens = {" + ",".join(f'"{t}"' for t in tokens) + "}\n")
 PY
 
-nginx_port=$(free_port)
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 2;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server { listen 127.0.0.1:$nginx_port; root $work; location / { default_type application/json; } }
-}
-NGINX
-nginx -c "$work/nginx.conf" >&2 &
-nginx_pid=$!
-sleep 0.5
+# nginx's default, sendfile off, as this anchor has always been measured.
+start_nginx "$work" off
 
-# wrk's done() prints: successful requests/s (non-2xx/3xx excluded), p99 ms, non-2xx/3xx count, socket errors.
-cat >"$work/done.lua" <<'LUA'
-done = function(summary, latency, requests)
-  io.write(string.format("RESULT %.1f %.3f %d %d\n", (summary.requests - summary.errors.status) / (summary.duration / 1e6),
-    latency:percentile(99) / 1000, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-end
-LUA
+wrk_done_lua >"$work/done.lua"
 cat "$work/done.lua" >"$work/static.lua"
 { echo "wrk.headers[\"Authorization\"] = \"Bearer $session\""; cat "$work/done.lua"; } >"$work/load.lua"
 cat "$work/mint-tokens.lua" - "$work/done.lua" >"$work/mint.lua" <<'LUA'
@@ -98,15 +73,12 @@ request = function()
 end
 LUA
 
-measure() { # url script -> "rate p99 non2xx socket_errors"
-  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
-}
 # A warm-up pass of each first (2 s), as scripts/bench_loads.sh does for its many-user rows.
-wrk -t2 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$nginx_port/static.json" >/dev/null
+wrk -t2 -c"$CONNECTIONS" -d2s "$nginx_base/static.json" >/dev/null
 wrk -t2 -c"$CONNECTIONS" -d2s -s "$work/load.lua" "$base/wallet-backup.ashx?action=load" >/dev/null
-read -r nginx_rps nginx_p99 nginx_bad nginx_err < <(measure "http://127.0.0.1:$nginx_port/static.json" "$work/static.lua")
-read -r load_rps load_p99 load_bad load_err < <(measure "$base/wallet-backup.ashx?action=load" "$work/load.lua")
-read -r mint_rps mint_p99 mint_bad mint_err < <(measure "$base/wallet-session-token.ashx" "$work/mint.lua")
+read -r nginx_rps nginx_p99 nginx_bad nginx_err < <(measure "$nginx_base/static.json" "$work/static.lua" "$DURATION")
+read -r load_rps load_p99 load_bad load_err < <(measure "$base/wallet-backup.ashx?action=load" "$work/load.lua" "$DURATION")
+read -r mint_rps mint_p99 mint_bad mint_err < <(measure "$base/wallet-session-token.ashx" "$work/mint.lua" "$DURATION")
 kill "$server_pid" "$nginx_pid" 2>/dev/null || true; wait 2>/dev/null || true; server_pid=""; nginx_pid=""
 
 # The anchor for D1: RSA 2048 public-key operations (RS256 verification) per second, one core, same run.

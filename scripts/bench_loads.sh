@@ -35,18 +35,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+source scripts/bench_common.sh
 load_average() { cut -d' ' -f1-3 /proc/loadavg; }
 
 start_server() { # database
-  local port; port=$(free_port)
-  "$BIN" --dev --quiet --listen "127.0.0.1:$port" --data-dir "$work/dev" --database "$1" \
-    --saves-per-hour 1000000000 >"$work/server.out" 2>"$work/server.err" &
-  server_pid=$!
-  for _ in $(seq 100); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
-  grep -q listening "$work/server.out" || { echo "bench_loads.sh: the server did not start" >&2; cat "$work/server.err" >&2; exit 1; }
-  base="http://127.0.0.1:$port"
+  start_dev_server "$work/dev" --database "$1" --saves-per-hour 1000000000
 }
 
 # wrk scripts. done() prints: successful requests/s (non-2xx/3xx excluded), p99 ms, non-2xx/3xx count, socket errors.
@@ -55,12 +48,8 @@ cat >"$work/done.lua" <<'LUA'
 local next_id = 0
 setup = function(thread) thread:set("id", next_id); next_id = next_id + 1 end
 init = function(args) math.randomseed(os.time() * 1000 + id); counter = id end
-done = function(summary, latency, requests)
-  io.write(string.format("RESULT %.1f %.3f %d %d\n", (summary.requests - summary.errors.status) / (summary.duration / 1e6),
-    latency:percentile(99) / 1000, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-end
 LUA
+wrk_done_lua >>"$work/done.lua"
 server_lua() { # users mode(random|warm) -> script path
   local script="$work/server-$1-$2.lua"
   { cat "$work/tokens.lua"; echo "local n, mode = $1, \"$2\""; cat <<'LUA'
@@ -87,9 +76,6 @@ LUA
     cat "$work/done.lua"; } >"$script"
   echo "$script"
 }
-measure() { # url script seconds -> "rate p99 non2xx socket_errors"
-  wrk -t2 -c"$CONNECTIONS" -d"${3}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
-}
 # CPU time (user + system, clock ticks) of processes, and per request: on a shared machine the CPU a request costs
 # moves much less than requests per second do.
 cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo "$total"; }
@@ -110,23 +96,7 @@ if [[ " $DATABASES " == *" sqlite "* ]]; then
   minted_at=$(date +%s)
   python3 scripts/bench_populate.py "$base" "$USERS" "$work" --files
   chmod 755 "$work" "$work/files"
-  nginx_port=$(free_port)
-  cat >"$work/nginx.conf" <<NGINX
-worker_processes 2;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  server { listen 127.0.0.1:$nginx_port; root $work/files; location / { default_type application/json; } }
-}
-NGINX
-  nginx -c "$work/nginx.conf" >&2 &
-  nginx_pid=$!
-  sleep 0.5
-  nginx_base="http://127.0.0.1:$nginx_port"
+  start_nginx "$work/files" on
   measure "$nginx_base/" "$(nginx_lua "$USERS" warm)" "$WARMUP" >/dev/null
   fresh_tokens
   measure "$base/" "$(server_lua "$USERS" warm)" "$WARMUP" >/dev/null
