@@ -52,14 +52,10 @@ public final class InProcessServer: WalletVaultAPI {
     }
 
     public func perform(_ method: String, _ pathAndQuery: String, headers: [String: String], body: Data?) async throws -> APIReply {
-        var request = URLRequest(url: URL(string: pathAndQuery, relativeTo: baseURL)!)
-        request.httpMethod = method
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        var request = URLRequest(method, pathAndQuery, relativeTo: baseURL, headers: headers)
         request.httpBody = body
         let (data, response) = try await transport().send(request)
-        var fields: [String: String] = [:]
-        for (name, value) in response.allHeaderFields { fields["\(name)"] = "\(value)" }
-        return APIReply(status: response.statusCode, headers: fields, body: data)
+        return APIReply(data, response)
     }
 }
 

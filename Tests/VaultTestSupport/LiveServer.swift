@@ -108,7 +108,7 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
     }()
 
     public func perform(_ method: String, _ pathAndQuery: String, headers: [String: String], body: Data?) async throws -> APIReply {
-        var request = self.request(method, pathAndQuery, headers: headers)
+        var request = URLRequest(method, pathAndQuery, relativeTo: baseURL, headers: headers)
         request.httpBody = body
         return try await perform(request)
     }
@@ -117,16 +117,9 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
     public func send(_ method: String, _ pathAndQuery: String, headers: [String: String] = [:], bodyStream: InputStream) async throws
         -> APIReply
     {
-        var request = self.request(method, pathAndQuery, headers: headers)
+        var request = URLRequest(method, pathAndQuery, relativeTo: baseURL, headers: headers)
         request.httpBodyStream = bodyStream
         return try await perform(request)
-    }
-
-    private func request(_ method: String, _ pathAndQuery: String, headers: [String: String]) -> URLRequest {
-        var request = URLRequest(url: URL(string: pathAndQuery, relativeTo: baseURL)!)
-        request.httpMethod = method
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        return request
     }
 
     private func perform(_ request: URLRequest) async throws -> APIReply {
@@ -141,10 +134,7 @@ public final class LiveServer: WalletVaultAPI, @unchecked Sendable {
                 : "exited with \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
             throw ServerUnreachable(underlying: "\(error)", serverState: state, logTail: String(log().suffix(2000)))
         }
-        let http = response as! HTTPURLResponse
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields["\(name)"] = "\(value)" }
-        return APIReply(status: http.statusCode, headers: fields, body: data)
+        return APIReply(data, response as! HTTPURLResponse)
     }
 
     /// Everything the server wrote to stderr so far (its log).
