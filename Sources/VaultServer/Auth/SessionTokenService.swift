@@ -19,7 +19,11 @@ public struct SessionTokenService: Sendable {
     /// The OIDC issuers a session token's `oidc_iss` may name; nil accepts any.
     private let oidcIssuers: Set<String>?
     private let signer: JWSSigner
+    /// The header every session token carries, encoded once.
+    private let header: JWSSigner.EncodedHeader
     private let verificationKeys: JSONWebKeySet
+    /// Where each token's `jti` comes from.
+    private let randomBytes = RandomBytePool()
 
     /// One session key: a `kid` and a secret of at least 32 bytes.
     public struct Key: Sendable {
@@ -50,6 +54,7 @@ public struct SessionTokenService: Sendable {
         self.issuer = issuer
         self.oidcIssuers = oidcIssuers
         signer = JWSSigner(keyID: first.keyID, key: .hmac(SymmetricKey(data: first.secret)))
+        header = signer.header(type: Self.tokenType)
         verificationKeys = JSONWebKeySet(
             keys: keys.map {
                 JSONWebKey(keyID: $0.keyID, material: .hmac(SymmetricKey(data: $0.secret)), algorithm: .hs256)
@@ -88,10 +93,10 @@ public struct SessionTokenService: Sendable {
         let claims: JSONValue = .object([
             ("aud", .string(Self.audience)), ("azp", .string(identity.authorizedParty)),
             ("exp", .integer(issuedAt + Self.lifetime)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
-            ("jti", .string(Base64URL.encode(SecureRandom.bytes(count: 16)))), ("nbf", .integer(issuedAt)),
+            ("jti", .string(Base64URL.encode(randomBytes.bytes(count: 16)))), ("nbf", .integer(issuedAt)),
             ("oidc_iss", .string(identity.issuer)), ("scope", .string(Self.scope)), ("sub", .string(identity.subject)),
         ])
-        return try signer.sign(payload: PortableJSONSerializer.data(of: claims), type: Self.tokenType)
+        return try signer.sign(payload: PortableJSONSerializer.data(of: claims), header: header)
     }
 
     /// A verified session: whom it acts for and until when it verifies.
