@@ -402,6 +402,8 @@ public final class HTTPServer: @unchecked Sendable {
             var values: [String: String] = [:]
             init(isHeader: Bool) { self.isHeader = isHeader }
         }
+        // Counting walks the few fields again but allocates nothing; most requests have no query arguments.
+        guard MHD_get_connection_values(connection, kind, nil, nil) > 0 else { return [:] }
         let collector = Collector(isHeader: kind == .HEADER_KIND)
         _ = MHD_get_connection_values(
             connection, kind,
@@ -422,9 +424,11 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private static func remoteAddress(_ connection: OpaquePointer) -> String? {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard wv_mhd_client_address(connection, &buffer, buffer.count) == 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // On the stack: an array for the text and another for its bytes were two allocations on every request.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            guard let base = buffer.baseAddress, wv_mhd_client_address(connection, base, buffer.count) == 0 else { return nil }
+            return String(cString: base)
+        }
     }
 }
 

@@ -7,28 +7,41 @@ import VaultCore
 /// so the rate limit and compare-and-swap hold across nodes. The SQL stays within what CockroachDB
 /// and YugabyteDB also accept (docs/SCALING.md).
 public final class PostgresVaultStore: VaultStore {
+    /// One schema change, and whether it is for PostgreSQL's own storage only.
+    struct Migration {
+        let sql: String
+        /// Run only on PostgreSQL itself; on the compatible engines, which store values their own way, the version
+        /// is recorded and nothing is run.
+        var postgreSQLStorageOnly = false
+    }
+
     /// Schema migrations in order; each runs in a transaction that also records it in `schema_migrations`.
-    static let migrations: [String] = [
+    static let migrations: [Migration] = [
         // vault_users outlives delete so sync IDs keep increasing after an erasure, and is the row a save locks.
-        """
-        CREATE TABLE vault_users (
-            storage_key BYTEA PRIMARY KEY,
-            last_sync_ms BIGINT
-        );
-        CREATE TABLE vault_versions (
-            storage_key BYTEA NOT NULL,
-            sync_ms BIGINT NOT NULL,
-            updated_utc TEXT NOT NULL,
-            hint TEXT,
-            body BYTEA NOT NULL,
-            PRIMARY KEY (storage_key, sync_ms)
-        );
-        CREATE TABLE save_events (
-            storage_key BYTEA NOT NULL,
-            at_ms BIGINT NOT NULL
-        );
-        CREATE INDEX save_events_by_key ON save_events (storage_key, at_ms);
-        """
+        Migration(
+            sql: """
+                CREATE TABLE vault_users (
+                    storage_key BYTEA PRIMARY KEY,
+                    last_sync_ms BIGINT
+                );
+                CREATE TABLE vault_versions (
+                    storage_key BYTEA NOT NULL,
+                    sync_ms BIGINT NOT NULL,
+                    updated_utc TEXT NOT NULL,
+                    hint TEXT,
+                    body BYTEA NOT NULL,
+                    PRIMARY KEY (storage_key, sync_ms)
+                );
+                CREATE TABLE save_events (
+                    storage_key BYTEA NOT NULL,
+                    at_ms BIGINT NOT NULL
+                );
+                CREATE INDEX save_events_by_key ON save_events (storage_key, at_ms);
+                """),
+        // A body is ciphertext in base64url, which no compressor shrinks by the quarter TOAST asks for; pglz still read
+        // all of every saved body before giving up, 32% of the backends' CPU in the save benchmark (docs/PERFORMANCE.md).
+        // EXTERNAL keeps bodies out of line and uncompressed. Rows already stored are read as they are.
+        Migration(sql: "ALTER TABLE vault_versions ALTER COLUMN body SET STORAGE EXTERNAL", postgreSQLStorageOnly: true),
     ]
 
     private let pool: PostgresConnectionPool
@@ -125,11 +138,16 @@ public final class PostgresVaultStore: VaultStore {
         guard applied <= Int64(migrations.count) else {
             throw StoreError(.corrupt, "database schema version \(applied) is newer than this server knows")
         }
-        for (index, migration) in migrations.enumerated().dropFirst(Int(applied)) {
+        let pending = migrations.enumerated().dropFirst(Int(applied))
+        guard !pending.isEmpty else { return }
+        // CockroachDB says "CockroachDB CCL v…", YugabyteDB "PostgreSQL 11.2-YB-…"; neither has TOAST.
+        let engine = try connection.query(.serverVersion, []).text(0, 0) ?? ""
+        let isPostgreSQLItself = engine.hasPrefix("PostgreSQL ") && !engine.contains("-YB-")
+        for (index, migration) in pending {
             try connection.transaction { () throws(StoreError) in
                 // Claiming the version first makes a second node wait here, then find it taken and skip.
                 guard try connection.query(.claimMigration, [.integer(Int64(index + 1))]).rowCount == 1 else { return }
-                try connection.execute(migration)
+                if isPostgreSQLItself || !migration.postgreSQLStorageOnly { try connection.execute(migration.sql) }
             }
         }
     }
@@ -155,6 +173,7 @@ extension PostgresStatement {
     static let deleteVersions = Self(name: "delete_versions", sql: "DELETE FROM vault_versions WHERE storage_key = $1")
     static let reachable = Self(name: "reachable", sql: "SELECT 1")
     static let schemaVersion = Self(name: "schema_version", sql: "SELECT coalesce(max(version), 0) FROM schema_migrations")
+    static let serverVersion = Self(name: "server_version", sql: "SELECT version()")
     static let claimMigration = Self(
         name: "claim_migration",
         sql: """

@@ -107,6 +107,11 @@ import VaultJSON
         #expect(
             PortableJSONSerializer.data(of: .object([("a", .integer(1)), ("b", .integer(2)), ("a", .integer(3))]))
                 == Data(#"{"a":3,"b":2}"#.utf8))
+        // Sorted names but for one repeat next to itself: the one-pass check for rising names must not pass them.
+        #expect(
+            PortableJSONSerializer.data(of: .object([("a", .integer(1)), ("a", .integer(2)), ("b", .integer(3))]))
+                == Data(#"{"a":2,"b":3}"#.utf8))
+        Self.expectSameText(.object([("a", .integer(1)), ("b", .integer(2)), ("c", .integer(3)), ("c", .integer(4))]))
         Self.expectSameText(.object([("é", .integer(1)), ("e\u{301}", .integer(2)), ("é", .integer(3))]))
         Self.expectSameText(.object((0..<40).map { ("k\($0 % 7)", .integer(Int64($0))) }))
         Self.expectSameText(
