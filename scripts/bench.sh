@@ -65,11 +65,18 @@ start_nginx "$work" off
 wrk_done_lua >"$work/done.lua"
 cat "$work/done.lua" >"$work/static.lua"
 { echo "wrk.headers[\"Authorization\"] = \"Bearer $session\""; cat "$work/done.lua"; } >"$work/load.lua"
+# Every request is built once, in init(), as wrk's SCRIPTING guide advises: building one in request() each time
+# cost wrk 1-3 µs of the two cores the server shares with it (docs/PERFORMANCE.md, D1 mint).
 cat "$work/mint-tokens.lua" - "$work/done.lua" >"$work/mint.lua" <<'LUA'
-local counter = 0
+local requests, counter = {}, 0
+init = function()
+  for i, token in ipairs(tokens) do
+    requests[i] = wrk.format("POST", "/wallet-session-token.ashx", {["Authorization"] = "Bearer " .. token}, "")
+  end
+end
 request = function()
-  counter = counter + 1
-  return wrk.format("POST", "/wallet-session-token.ashx", {["Authorization"] = "Bearer " .. tokens[counter % #tokens + 1]}, "")
+  counter = counter % #requests + 1
+  return requests[counter]
 end
 LUA
 
