@@ -21,8 +21,12 @@ public final class HTTPServer: @unchecked Sendable {
         public var host = "127.0.0.1"
         /// Port to bind; 0 picks a free one.
         public var port: UInt16 = 8080
-        /// Worker threads.
-        public var threads = 4
+        /// Worker threads; `defaultThreads` unless set.
+        public var threads = Options.defaultThreads
+        /// One worker per core the process may use, at least two. Each worker is an event loop that never waits
+        /// on storage, so more workers than cores only take turns on them: on two cores, four workers gave as many
+        /// mints as two with twice the p99 (docs/PERFORMANCE.md, D1 mint).
+        public static let defaultThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
         /// Threads for requests that wait on storage: the most saves that can wait on one commit together.
         public var storageThreads = 64
         /// Most open connections in all.

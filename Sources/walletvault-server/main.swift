@@ -6,7 +6,7 @@ import VaultServer
 let usage = """
     usage: walletvault-server --config FILE
            walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data] [--saves-per-hour N]
-    options: --threads N  HTTP worker threads (default 4, or the config's \"threads\")
+    options: --threads N  HTTP worker threads (default one per core, at least 2, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
     options: --database-pool-size N  PostgreSQL connections (default 8, or the config's \"database_pool_size\")
     options: --quiet  no per-request log lines

@@ -107,7 +107,7 @@ public struct ServerConfiguration: Sendable, Decodable {
     public var limits: Limits
     /// The `iss` of minted session tokens.
     public var sessionIssuer: String
-    /// HTTP worker threads.
+    /// HTTP worker threads; by default one per core, at least two (`HTTPServer.Options.defaultThreads`).
     public var threads: Int
     /// Seconds SIGTERM waits for requests in flight before closing.
     public var shutdownGraceSeconds: Double = 10
@@ -169,7 +169,7 @@ public struct ServerConfiguration: Sendable, Decodable {
     /// Creates a configuration in code (tests, dev mode).
     public init(
         listen: String, database: String, issuers: [Issuer], sessionKeysFile: String, storageKeyPepperFile: String,
-        limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = 4,
+        limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = HTTPServer.Options.defaultThreads,
         databasePoolSize: Int = 8, historyVersions: Int = 10
     ) {
         self.listen = listen
@@ -195,7 +195,7 @@ public struct ServerConfiguration: Sendable, Decodable {
         storageKeyPepperFile = try container.decode(String.self, forKey: .storageKeyPepperFile)
         limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
         sessionIssuer = try container.decodeIfPresent(String.self, forKey: .sessionIssuer) ?? "walletvault"
-        threads = try container.decodeIfPresent(Int.self, forKey: .threads) ?? 4
+        threads = try container.decodeIfPresent(Int.self, forKey: .threads) ?? HTTPServer.Options.defaultThreads
         shutdownGraceSeconds = try container.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? 10
         trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
         tls = try container.decodeIfPresent(TLSFiles.self, forKey: .tls)
