@@ -1,10 +1,13 @@
 import Foundation
 import VaultCore
+import VaultCrypto
 import VaultJSON
 
 /// A counter store kept in one JSON file (mode 0600), replaced atomically: per vault its counter and pinned anchor,
 /// `{"<vault>": {"counter": 7, "vault_id": "…", "epoch": 1, "fingerprint": "…"}}`.
 ///
+/// With a sealing key the JSON is sealed under it (AES-256-GCM, the file's name as additional data), so that someone
+/// who can write the file but holds no key can neither lower a counter nor move an anchor: an edited file is refused.
 /// Files written before anchors existed hold `{"<vault>": 7}` and are read as counters without an anchor. One actor
 /// per file: two stores on the same file in one process could each lose the other's update.
 public actor FileCounterStore: CounterStore {
@@ -15,17 +18,27 @@ public actor FileCounterStore: CounterStore {
 
     /// The file.
     public let fileURL: URL
+    private let sealingKey: SymmetricKey?
     private var records: [String: Record]
 
-    /// Opens the store at `url`; a missing file is an empty store.
+    /// Opens the store at `url`, sealed under `sealingKey` when one is given; a missing file is an empty store.
     ///
-    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file is readable by others, unreadable, or not a JSON
-    ///   object of counters and anchors.
-    public init(fileURL url: URL) throws(VaultEnvelopeError) {
+    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file is readable by others, unreadable, does not open under
+    ///   `sealingKey` (altered, or sealed under another key), or is not a JSON object of counters and anchors.
+    public init(fileURL url: URL, sealingKey: SymmetricKey? = nil) throws(VaultEnvelopeError) {
         fileURL = url
+        self.sealingKey = sealingKey
         records = [:]
         guard FileManager.default.fileExists(atPath: url.path) else { return }
-        let bytes = try KeyFile.contents(of: url, maxBytes: 16 << 20)
+        var bytes = try KeyFile.contents(of: url, maxBytes: 16 << 20)
+        if let sealingKey {
+            guard let box = try? AES.GCM.SealedBox(combined: bytes),
+                let opened = try? AES.GCM.open(box, using: sealingKey, authenticating: Self.additionalData(url))
+            else {
+                throw VaultEnvelopeError(.keyStorage, "counter file \(url.lastPathComponent) was altered or sealed under another key")
+            }
+            bytes = opened
+        }
         guard case .object(let members)? = try? JSONParser().parse(bytes) else {
             throw VaultEnvelopeError(.keyStorage, "counter file \(url.lastPathComponent) is not a JSON object")
         }
@@ -79,9 +92,18 @@ public actor FileCounterStore: CounterStore {
         var updated = records
         updated[vaultID] = record
         let json = JSONValue.object(updated.sorted { $0.key < $1.key }.map { ($0.key, Self.json($0.value)) })
-        try OwnerOnlyFile.replace(fileURL, with: [UInt8](JSONSerializer.data(of: json)))
+        var bytes = JSONSerializer.data(of: json)
+        if let sealingKey {
+            guard let sealed = try? AES.GCM.seal(bytes, using: sealingKey, authenticating: Self.additionalData(fileURL)).combined else {
+                throw VaultEnvelopeError(.cryptoFailure, "sealing the counter file failed")
+            }
+            bytes = sealed
+        }
+        try OwnerOnlyFile.replace(fileURL, with: [UInt8](bytes))
         records = updated
     }
+
+    private static func additionalData(_ url: URL) -> Data { Data(url.lastPathComponent.utf8) }
 
     private static func json(_ record: Record) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [("counter", .integer(Int64(record.counter)))]

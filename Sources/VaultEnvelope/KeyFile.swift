@@ -1,12 +1,12 @@
 import Foundation
 
 /// Reads key files that only their owner may read (mode 0600), refusing files others can read; `OwnerOnlyFile` writes them.
-enum KeyFile {
+public enum KeyFile {
     /// Reads `url`, which must be a regular file of at most `maxBytes` that neither group nor others can access.
     ///
     /// - Throws: `VaultEnvelopeError` `.invalidated` if the file is gone (the key was destroyed), `.keyStorage` if it
     ///   is readable by others, not a regular file, too large or unreadable.
-    static func contents(of url: URL, maxBytes: Int) throws(VaultEnvelopeError) -> Data {
+    public static func contents(of url: URL, maxBytes: Int) throws(VaultEnvelopeError) -> Data {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             if errno == ENOENT { throw VaultEnvelopeError(.invalidated, "key file \(url.lastPathComponent) no longer exists") }

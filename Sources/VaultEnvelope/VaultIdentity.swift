@@ -23,7 +23,7 @@ public struct VaultIdentity: Sendable {
 
     private static let sealInfo = Data("WalletVault-v1 vault secret".utf8)
     private static let anchorDomain = Data("WalletVault-v1 anchor".utf8) + [0]
-    private static let confirmationDomain = Data("WalletVault-v1 pairing confirmation".utf8) + [0]
+    private static let confirmationDomain = Data("WalletVault-v1 pairing confirmation v2".utf8) + [0]
 
     /// An identity from its parts; `secrets` are those of epochs `epoch - secrets.count + 1 … epoch`.
     init(rawID: Data, epoch: UInt64, secrets: [Data]) {
@@ -58,9 +58,11 @@ public struct VaultIdentity: Sendable {
 
     /// The six digits the approver shows and the new device must be given, as `123 456` (FORMAT.md §11.4).
     ///
-    /// `publicKey` is the new device's P-256 public key as X ‖ Y (64 bytes).
-    public func confirmationCode(forDeviceKey publicKey: Data) -> String {
-        let input = Self.confirmationDomain + rawID + Self.bigEndian(epoch) + publicKey
+    /// `kekID` is the `kek_id` of the entry the approver added for the new device, and `blobDigest` the SHA-256 of
+    /// the exact blob text that carries it: the code confirms that blob and that entry, whatever the key's kind.
+    public func confirmationCode(forEntry kekID: String, blobDigest: Data) -> String {
+        let name = Data(kekID.utf8)
+        let input = Self.confirmationDomain + rawID + Self.bigEndian(epoch) + Self.bigEndian32(UInt32(name.count)) + name + blobDigest
         let code = HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: secrets[secrets.count - 1]))
         let number = Data(code).prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
         let digits = String(format: "%06u", number)
@@ -125,6 +127,10 @@ public struct VaultIdentity: Sendable {
     }
 
     private static func bigEndian(_ value: UInt64) -> Data {
+        withUnsafeBytes(of: value.bigEndian) { Data($0) }
+    }
+
+    private static func bigEndian32(_ value: UInt32) -> Data {
         withUnsafeBytes(of: value.bigEndian) { Data($0) }
     }
 }

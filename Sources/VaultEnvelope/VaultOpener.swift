@@ -17,6 +17,8 @@ public struct VaultOpener: Sendable {
         public let state: VaultState
         /// Whether the entry it opened through proves its writer held that entry's key (FORMAT.md §11.2).
         let entryAuthenticatesWriter: Bool
+        /// SHA-256 of the blob text it was parsed from, which a pairing confirmation covers (FORMAT.md §11.4).
+        let blobDigest: Data
     }
 
     /// What this reader has accepted for a vault.
@@ -38,23 +40,18 @@ public struct VaultOpener: Sendable {
 
     /// Parses and opens a blob with the first of `keys` that has an entry in it.
     ///
-    /// - Throws: `VaultEnvelopeError` as `VaultEnvelope(parsing:)` and `open(_:vaultID:keys:)` do.
-    public func open(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
-        try await open(try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes), vaultID: vaultID, keys: keys)
-    }
-
-    /// Opens a parsed envelope with the first of `keys` that has an entry in it.
-    ///
     /// - Throws: `VaultEnvelopeError` `.downgrade`, `.wrongVault` or `.rollback` before any key is used;
     ///   `.noMatchingKey`; what the key's `unwrap` throws (`.unwrapFailed`, `.invalidated`, ...);
     ///   `.recipientsAltered`, `.timestampAltered`, `.hintAltered`, `.counterAltered` for an edited header;
     ///   `.ciphertextAltered` when the AES-GCM tag does not verify; `.writerNotMember` when the writer does not hold
-    ///   the pinned vault secret; `.unconfirmedVault` for an anchored blob read through a public-key entry with no
-    ///   anchor pinned (pair with `openForConfirmation` and `confirm`).
-    public func open(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
+    ///   the pinned vault secret; `.unconfirmedVault` for a blob read through a public-key entry with no anchor
+    ///   pinned, anchored or not (pair with `openForConfirmation` and `confirm`); and what `VaultEnvelope(parsing:)`
+    ///   throws.
+    public func open(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
+        let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
         let accepted = try await acceptedState(vaultID)
         try Self.checkBeforeKeys(envelope, accepted)
-        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        let opened = try await decrypt(envelope, blob: blob, vaultID: vaultID, keys: keys)
         try await record(opened, anchor: try Self.anchorToPin(opened, accepted: accepted))
         return opened
     }
@@ -68,7 +65,7 @@ public struct VaultOpener: Sendable {
         let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
         let accepted = try await acceptedState(vaultID)
         try Self.checkBeforeKeys(envelope, accepted)
-        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        let opened = try await decrypt(envelope, blob: blob, vaultID: vaultID, keys: keys)
         guard opened.state.identity != nil else {
             throw VaultEnvelopeError(.unconfirmedVault, "this version names no vault identity and cannot be confirmed")
         }
@@ -76,15 +73,18 @@ public struct VaultOpener: Sendable {
         return opened
     }
 
-    /// Checks the code the user typed against the one `opened` gives for this device's key, then pins the vault's
-    /// anchor and accepts its counter.
+    /// Checks the code the user typed against the one `opened` gives for the entry the approver added, then pins the
+    /// vault's anchor and accepts its counter.
     ///
-    /// `deviceKey` is this device's P-256 public key as X ‖ Y, the key the approver wrapped to.
+    /// `entryKekID` is the `kek_id` of the entry the approver wrapped to (this device's pairing key). The code
+    /// reaches this device from the approver's screen through the user, never through the server.
     /// - Throws: `VaultEnvelopeError` `.pairingMismatch` when the codes differ (nothing stored), and what `open`
     ///   throws when the stored state moved on meanwhile.
-    public func confirm(_ opened: OpenedVault, code: String, deviceKey: Data) async throws {
+    public func confirm(_ opened: OpenedVault, code: String, entryKekID: String) async throws {
         guard let identity = opened.state.identity,
-            Self.digits(code) == Self.digits(identity.confirmationCode(forDeviceKey: deviceKey))
+            ConstantTime.equal(
+                Data(Self.digits(code).utf8),
+                Data(Self.digits(identity.confirmationCode(forEntry: entryKekID, blobDigest: opened.blobDigest)).utf8))
         else {
             throw VaultEnvelopeError(.pairingMismatch, "the code differs from the one this vault gives: nothing was stored")
         }
@@ -109,7 +109,7 @@ public struct VaultOpener: Sendable {
         if let current, let identifier = envelope.vaultIdentifier, identifier != current.vaultID {
             throw VaultEnvelopeError(.wrongVault, "that version belongs to another vault")
         }
-        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        let opened = try await decrypt(envelope, blob: blob, vaultID: vaultID, keys: keys)
         guard let current else { return opened }
         guard let identity = opened.state.identity else {
             guard opened.entryAuthenticatesWriter else {
@@ -149,8 +149,19 @@ public struct VaultOpener: Sendable {
     }
 
     /// The anchor to pin after `opened` passed every other check, or nil for a blob without an identity.
+    ///
+    /// A blob without an identity gets here only with nothing pinned (`checkBeforeKeys` refuses it otherwise), and is
+    /// accepted only through an entry that proves its writer: anyone who knows a public key can write the rest.
     private static func anchorToPin(_ opened: OpenedVault, accepted: Accepted) throws(VaultEnvelopeError) -> VaultAnchor? {
-        guard let identity = opened.state.identity else { return nil }
+        guard let identity = opened.state.identity else {
+            guard opened.entryAuthenticatesWriter else {
+                throw VaultEnvelopeError(
+                    .unconfirmedVault,
+                    "a version without a vault identity read through a public-key entry proves no writer: a member device "
+                        + "must write the vault first, then confirm this device")
+            }
+            return nil
+        }
         guard let pinned = accepted.anchor else {
             guard opened.entryAuthenticatesWriter else {
                 throw VaultEnvelopeError(
@@ -183,17 +194,18 @@ public struct VaultOpener: Sendable {
         return true
     }
 
-    /// Pins the anchor, then raises the counter: a blob with no identity raises it only when its entry proved
-    /// the writer, so a forged counter cannot lock this reader out (FORMAT.md §11.3).
+    /// Pins the anchor, then raises the counter; every blob that gets here proved its writer (FORMAT.md §11.3).
     private func record(_ opened: OpenedVault, anchor: VaultAnchor?) async throws {
         let envelope = opened.state.envelope
         if let anchor { try await counterStore.pin(anchor, for: opened.state.vaultID) }
-        if let counter = envelope.counter, envelope.macs != nil, anchor != nil || opened.entryAuthenticatesWriter {
+        if let counter = envelope.counter, envelope.macs != nil {
             try await counterStore.advance(opened.state.vaultID, to: counter)
         }
     }
 
-    private func decrypt(_ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
+    private func decrypt(_ envelope: VaultEnvelope, blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws
+        -> OpenedVault
+    {
         let match = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: keys)
         let dek = match.dek
 
@@ -212,7 +224,8 @@ public struct VaultOpener: Sendable {
         return OpenedVault(
             plaintext: plaintext,
             state: VaultState(vaultID: vaultID, envelope: envelope, entries: envelope.entries, identity: identity, dek: dek),
-            entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter)
+            entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter,
+            blobDigest: Data(SHA256.hash(data: blob)))
     }
 
     private static func openVault(_ box: AES.GCM.SealedBox, dek: SymmetricKey, aad: Data) throws(VaultEnvelopeError) -> Data {

@@ -101,12 +101,18 @@ import VaultJSON
                     (error as? VaultEnvelopeError)?.code.rawValue == expected
                 })
             #expect("\(await store.highestCounter(for: "vectors")) \(String(describing: await store.anchor(for: "vectors")))" == before)
+            // A refusal after the unwrap (a public-key entry that proves no writer) still holds the key to its DEK.
+            if let dek = description["dek"]?.stringValue {
+                let envelope = try VaultEnvelope(parsing: blob)
+                let match = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: [key])
+                #expect(match.dek.withUnsafeBytes { Base64URL.encode($0) } == dek)
+            }
             return
         }
         let opened: VaultOpener.OpenedVault
-        if let code = description["confirmation_code"]?.stringValue, let device = key as? DeviceKEK {
+        if let code = description["confirmation_code"]?.stringValue {
             opened = try await opener.openForConfirmation(blob, vaultID: "vectors", keys: [key])
-            try await opener.confirm(opened, code: code, deviceKey: device.privateKey.publicKey.rawRepresentation)
+            try await opener.confirm(opened, code: code, entryKekID: key.kekID)
         } else {
             opened = try await opener.open(blob, vaultID: "vectors", keys: [key])
         }

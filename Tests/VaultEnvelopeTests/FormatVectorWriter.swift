@@ -76,7 +76,8 @@ import VaultJSON
             let sealed = try await sealer(hint: hint).create(plaintext, vaultID: name, recipients: [.init(wrapping, label: label ?? name)])
             var extra = try outcome(sealed)
             if let device {
-                let code = try #require(sealed.state.identity).confirmationCode(forDeviceKey: device.privateKey.publicKey.rawRepresentation)
+                let code = try #require(sealed.state.identity).confirmationCode(
+                    forEntry: device.kekID, blobDigest: Data(SHA256.hash(data: sealed.blob)))
                 extra.append(("confirmation_code", .string(code)))
             }
             if pinned { extra += reader(counter: 0, anchor: sealed.state.identity?.anchor) }

@@ -19,7 +19,7 @@ import VaultCrypto
     @Test func aNewDeviceUnlocksWithThePassphraseAlone() async throws {
         let envelope = try VaultEnvelope(parsing: blob)
         let key = try PassphraseKEK.unlock(passphrase: "hunter2 hunter2", in: envelope)
-        #expect(try await opener.open(envelope, vaultID: "v", keys: [key]).plaintext == TestSupport.plaintext)
+        #expect(try await opener.open(blob, vaultID: "v", keys: [key]).plaintext == TestSupport.plaintext)
         #expect(throws: VaultEnvelopeError.self) { try PassphraseKEK.unlock(passphrase: "hunter3", in: envelope) }
     }
 

@@ -55,13 +55,18 @@ import VaultJSON
         return (sealer, VaultOpener(counterStore: store), store, created)
     }
 
+    /// The code an approver shows for `key`'s entry in `blob` (FORMAT.md §11.4).
+    static func code(_ identity: VaultIdentity, _ key: DeviceKEK, _ blob: Data) -> String {
+        identity.confirmationCode(forEntry: key.kekID, blobDigest: Data(SHA256.hash(data: blob)))
+    }
+
     static func stored(_ store: InMemoryCounterStore) async -> String {
         "\(await store.highestCounter(for: "v")) \(String(describing: await store.anchor(for: "v")))"
     }
 
     // MARK: Attack 1: forgery through a public-key entry, and the lock-out
 
-    @Test func aForgedMaximumCounterNoLongerLocksOutAReaderOfAPreAnchorVault() async throws {
+    @Test func aPreAnchorBlobThroughAPublicKeyEntryIsRefusedWithNothingPinned() async throws {
         let (vectorBlob, key) = try Self.vector()
         let store = InMemoryCounterStore()
         let opener = VaultOpener(counterStore: store)
@@ -70,11 +75,24 @@ import VaultJSON
         let forged = try PreAnchorBlob.seal(
             Self.forgedContent, dek: dek, entries: [try await PreAnchorBlob.entry(try Self.recipient(in: vectorBlob), dek: dek)],
             counter: Self.maxCounter)
-        // A reader with nothing pinned cannot tell a pre-anchor blob's writer (compatibility, FORMAT.md §11.3), but
-        // such an open no longer raises the stored counter: the genuine version still opens afterwards.
-        _ = try await opener.open(forged, vaultID: "v", keys: [key])
-        #expect(await store.highestCounter(for: "v") == 0)
-        #expect(try await opener.open(vectorBlob, vaultID: "v", keys: [key]).plaintext == FormatVectorTests.vaultPlaintext)
+        // Issue 26 point 1: a new device (or one whose counter file is gone) would take the forger's content and
+        // write on under the forger's DEK. With nothing pinned, no version without an identity proves its writer
+        // through a public-key entry, genuine or not (FORMAT.md §11.3).
+        for blob in [forged, vectorBlob] {
+            await #expect { try await opener.open(blob, vaultID: "v", keys: [key]) } throws: {
+                VaultEnvelopeError.Code.unconfirmedVault.matches($0)
+            }
+        }
+        #expect(await Self.stored(store) == "0 nil")
+    }
+
+    @Test func aPreAnchorBlobThroughASymmetricEntryStillOpensAndRaisesTheCounter() async throws {
+        let recovery = try RecoveryCodeKEK(code: .generate())
+        let dek = SymmetricKey(size: .bits256)
+        let blob = try PreAnchorBlob.seal(TestSupport.plaintext, dek: dek, entries: [try await PreAnchorBlob.entry(recovery, dek: dek)], counter: 7)
+        let store = InMemoryCounterStore()
+        #expect(try await VaultOpener(counterStore: store).open(blob, vaultID: "v", keys: [recovery]).plaintext == TestSupport.plaintext)
+        #expect(await Self.stored(store) == "7 nil")
     }
 
     @Test func aForgedAnchoredBlobIsRefusedByAMemberAndChangesNothing() async throws {
@@ -163,9 +181,7 @@ import VaultJSON
         func joined(_ key: DeviceKEK) async throws -> (VaultOpener, VaultOpener.OpenedVault) {
             let opener = VaultOpener(counterStore: InMemoryCounterStore())
             let opened = try await opener.openForConfirmation(approver.created.blob, vaultID: "v", keys: [key])
-            try await opener.confirm(
-                opened, code: epoch1.confirmationCode(forDeviceKey: key.privateKey.publicKey.rawRepresentation),
-                deviceKey: key.privateKey.publicKey.rawRepresentation)
+            try await opener.confirm(opened, code: Self.code(epoch1, key, approver.created.blob), entryKekID: key.kekID)
             return (opener, opened)
         }
         let (memberB, _) = try await joined(b)
@@ -226,9 +242,8 @@ import VaultJSON
                 // That member confirms again as a new device would, with the code a member shows.
                 let opener = VaultOpener(counterStore: store)
                 let pending = try await opener.openForConfirmation(latest.blob, vaultID: "v", keys: [key])
-                let raw = key.privateKey.publicKey.rawRepresentation
                 try await opener.confirm(
-                    pending, code: try #require(latest.state.identity).confirmationCode(forDeviceKey: raw), deviceKey: raw)
+                    pending, code: Self.code(try #require(latest.state.identity), key, latest.blob), entryKekID: key.kekID)
                 #expect(await store.anchor(for: "v") == anchors.last)
             } else {
                 _ = try await opening()
@@ -242,12 +257,11 @@ import VaultJSON
     @Test func aNewDevicePinsTheVaultOnlyWithTheApproversCode() async throws {
         let approverKey = try DeviceKEK.generate()
         let newKey = try DeviceKEK.generate()
-        let rawKey = newKey.privateKey.publicKey.rawRepresentation
         let approver = try await Self.member(approverKey)
         let enrolled = try await approver.sealer.enroll(newKey.recipient, label: "Phone", in: approver.created.state)
         let approved = try await approver.sealer.seal(TestSupport.plaintext, over: enrolled)
         try await approver.sealer.markAccepted(approved)
-        let code = try #require(approved.state.identity).confirmationCode(forDeviceKey: rawKey)
+        let code = Self.code(try #require(approved.state.identity), newKey, approved.blob)
         #expect(code.range(of: #"^[0-9]{3} [0-9]{3}$"#, options: .regularExpression) != nil)
 
         let store = InMemoryCounterStore()
@@ -257,7 +271,7 @@ import VaultJSON
         }
         let pending = try await opener.openForConfirmation(approved.blob, vaultID: "v", keys: [newKey])
         let wrong = String(code.map { $0 == "0" ? "1" : $0 == " " ? " " : "0" })
-        await #expect { try await opener.confirm(pending, code: wrong, deviceKey: rawKey) } throws: {
+        await #expect { try await opener.confirm(pending, code: wrong, entryKekID: newKey.kekID) } throws: {
             VaultEnvelopeError.Code.pairingMismatch.matches($0)
         }
         #expect(await Self.stored(store) == "0 nil")
@@ -265,17 +279,33 @@ import VaultJSON
         // A server that hands the new device a vault of its own cannot produce the approver's code.
         let forged = try await Self.forgedAnchoredBlob(for: newKey.recipient, namingVault: try #require(approved.state.identity?.vaultID))
         let forgedPending = try await opener.openForConfirmation(forged, vaultID: "v", keys: [newKey])
-        await #expect { try await opener.confirm(forgedPending, code: code, deviceKey: rawKey) } throws: {
+        await #expect { try await opener.confirm(forgedPending, code: code, entryKekID: newKey.kekID) } throws: {
             VaultEnvelopeError.Code.pairingMismatch.matches($0)
         }
         #expect(await Self.stored(store) == "0 nil")
 
-        try await opener.confirm(pending, code: code.replacingOccurrences(of: " ", with: ""), deviceKey: rawKey)
+        // The code confirms the blob the approver saved and no other, even one a member wrote at the same epoch.
+        let later = try await approver.sealer.seal(TestSupport.plaintext, over: approved.state)
+        let laterPending = try await opener.openForConfirmation(later.blob, vaultID: "v", keys: [newKey])
+        await #expect { try await opener.confirm(laterPending, code: code, entryKekID: newKey.kekID) } throws: {
+            VaultEnvelopeError.Code.pairingMismatch.matches($0)
+        }
+
+        try await opener.confirm(pending, code: code.replacingOccurrences(of: " ", with: ""), entryKekID: newKey.kekID)
         #expect(await store.anchor(for: "v") == approved.state.identity?.anchor)
         #expect(await store.highestCounter(for: "v") == approved.state.counter)
         await #expect { try await opener.open(forged, vaultID: "v", keys: [newKey]) } throws: {
             VaultEnvelopeError.Code.writerNotMember.matches($0)
         }
+    }
+
+    @Test func theConfirmationCodeCoversTheVaultTheEntryAndTheBlob() {
+        // The same inputs as the Kotlin library's test and a Python computation from FORMAT.md §11.4.
+        let identity = VaultIdentity(
+            rawID: Data(0..<16), epoch: 3, secrets: [Data(repeating: 0x01, count: 32), Data(repeating: 0x02, count: 32), Data(repeating: 0x11, count: 32)])
+        let digest = Data(SHA256.hash(data: Data(#"{"v":1}"#.utf8)))
+        #expect(identity.confirmationCode(forEntry: "kid-example", blobDigest: digest) == "093 043")
+        #expect(identity.confirmationCode(forEntry: "kid-other", blobDigest: digest) != "093 043")
     }
 
     // MARK: Restoring an older version

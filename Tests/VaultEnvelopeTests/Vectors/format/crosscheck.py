@@ -496,8 +496,10 @@ def open_vault_secret(blob, dek):
     return raw_id, {epoch - carried + 1 + i: secrets[32 * i:32 * i + 32] for i in range(carried)}
 
 
-def confirmation_code(secret, raw_id, epoch, device_raw):  # §11.4
-    mac = hmac.new(secret, b"WalletVault-v1 pairing confirmation\x00" + raw_id + struct.pack(">Q", epoch) + device_raw, hashlib.sha256).digest()
+def confirmation_code(secret, raw_id, epoch, kek_id, raw_blob):  # §11.4
+    name = kek_id.encode()
+    mac = hmac.new(secret, b"WalletVault-v1 pairing confirmation v2\x00" + raw_id + struct.pack(">Q", epoch) + struct.pack(">I", len(name)) + name
+                   + hashlib.sha256(raw_blob).digest(), hashlib.sha256).digest()
     code = int.from_bytes(mac[:4], "big") % 1_000_000
     return f"{code // 1000:03d} {code % 1000:03d}"
 
@@ -561,10 +563,12 @@ def read(raw, vector):
             code = vector.get("confirmation_code")
             if code is None:
                 refuse("unconfirmedVault", "a public-key entry and nothing pinned")
-            if re.sub(r"[^0-9]", "", code) != re.sub(r"[^0-9]", "", confirmation_code(secrets[epoch], raw_id, epoch, key.public_raw)):
+            if re.sub(r"[^0-9]", "", code) != re.sub(r"[^0-9]", "", confirmation_code(secrets[epoch], raw_id, epoch, entry["kek_id"], raw)):
                 refuse("pairingMismatch", "the confirmation code differs")
         anchor = new
-    if extended and (anchored or authenticates):  # step 8
+    elif not pinned and not authenticates:  # §11.3: no identity, no pinned anchor, a public-key entry proves no writer
+        refuse("unconfirmedVault", "no vault identity read through a public-key entry")
+    if extended:  # step 8
         counter = max(counter, blob["counter"])
     return plaintext, dek, aad, anchor, counter
 
