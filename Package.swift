@@ -97,7 +97,10 @@ let package = Package(
         // scratch files, the PostgreSQL switch. Only test targets depend on it.
         .target(
             name: "VaultTestSupport",
-            dependencies: ["VaultServer", "VaultStorage", "VaultHTTP", "WalletVault", "VaultCore", "VaultCrypto", "VaultJOSE"],
+            dependencies: [
+                "VaultServer", "VaultStorage", "VaultHTTP", "WalletVault", "VaultCore", "VaultCrypto", "VaultJOSE", "VaultEnvelope",
+                "VaultJSON",
+            ],
             path: "Tests/VaultTestSupport"),
 
         .testTarget(name: "VaultWireTests", dependencies: ["VaultWire", "VaultCore"]),
@@ -110,7 +113,7 @@ let package = Package(
             name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "VaultEnvelopeTests",
-            dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON"],
+            dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON", "VaultTestSupport"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),

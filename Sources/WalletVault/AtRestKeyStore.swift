@@ -22,20 +22,25 @@ public struct FileAtRestKeyStore: AtRestKeyStore {
 
     /// The key in the file, created with `O_EXCL` so two first writers agree on one.
     ///
-    /// - Throws: `SyncError` `.localStorage` for a damaged or unwritable file.
+    /// - Throws: `SyncError` `.localStorage` for a damaged or unwritable file, or one that group or others may read
+    ///   (the rule of every secret file: a key others could read is not kept secret).
     public func atRestKey() throws(SyncError) -> SymmetricKey {
-        if let bytes = try? Data(contentsOf: file) {
-            guard bytes.count == 32 else { throw SyncError(.localStorage, "at-rest.key is damaged; the local copies cannot be read") }
-            return SymmetricKey(data: bytes)
-        }
+        if FileManager.default.fileExists(atPath: file.path) { return try Self.read(file) }
         let key = SymmetricKey(size: .bits256)
         do throws(VaultEnvelopeError) { try OwnerOnlyFile.create(file, bytes: key.withUnsafeBytes { Data($0) }) } catch {
             // Another writer created it first: use theirs.
-            guard let bytes = try? Data(contentsOf: file), bytes.count == 32 else {
-                throw SyncError(.localStorage, "cannot write at-rest.key")
-            }
-            return SymmetricKey(data: bytes)
+            guard FileManager.default.fileExists(atPath: file.path) else { throw SyncError(.localStorage, "cannot write at-rest.key") }
+            return try Self.read(file)
         }
         return key
+    }
+
+    private static func read(_ file: URL) throws(SyncError) -> SymmetricKey {
+        let bytes: Data
+        do throws(VaultEnvelopeError) { bytes = try KeyFile.contents(of: file, maxBytes: 32) } catch {
+            throw SyncError(.localStorage, error.reason)
+        }
+        guard bytes.count == 32 else { throw SyncError(.localStorage, "at-rest.key is damaged; the local copies cannot be read") }
+        return SymmetricKey(data: bytes)
     }
 }

@@ -20,13 +20,18 @@ public struct LocalVaultStore: Sendable {
         public var nextAttemptAt: Int64?
         /// When this device erased the account's vault from the server, milliseconds since the epoch.
         public var erasedAt: Int64?
+        /// Wrong pairing confirmation codes typed since this device's pairing key was made (FORMAT.md §11.4).
+        public var failedConfirmations: Int?
 
         /// Creates a record.
-        public init(syncedVersion: String?, hasLocalEdits: Bool, nextAttemptAt: Int64?, erasedAt: Int64? = nil) {
+        public init(
+            syncedVersion: String?, hasLocalEdits: Bool, nextAttemptAt: Int64?, erasedAt: Int64? = nil, failedConfirmations: Int? = nil
+        ) {
             self.syncedVersion = syncedVersion
             self.hasLocalEdits = hasLocalEdits
             self.nextAttemptAt = nextAttemptAt
             self.erasedAt = erasedAt
+            self.failedConfirmations = failedConfirmations
         }
 
         enum CodingKeys: String, CodingKey {
@@ -34,6 +39,7 @@ public struct LocalVaultStore: Sendable {
             case hasLocalEdits = "has_local_edits"
             case nextAttemptAt = "next_attempt_at"
             case erasedAt = "erased_at"
+            case failedConfirmations = "failed_confirmations"
         }
     }
 
@@ -63,24 +69,42 @@ public struct LocalVaultStore: Sendable {
 
     private func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    /// The anti-rollback counters this device has accepted.
+    /// The counters and anchors this device has accepted, sealed under the at-rest key in `counters.sealed`.
     ///
-    /// - Throws: `SyncError` `.localStorage` when the counter file is unreadable.
+    /// A `counters.json` left by an earlier version (plaintext, so anyone who could write it could lower it) is not
+    /// read: such a profile confirms its vault once more (`hasLostAntiRollbackState`).
+    /// - Throws: `SyncError` `.localStorage` when the file is unreadable or was altered, or the at-rest key is.
     public func counterStore() throws(SyncError) -> FileCounterStore {
-        do { return try FileCounterStore(fileURL: url("counters.json")) } catch {
-            throw SyncError(.localStorage, "counter file: \(error.code.rawValue)")
+        let key = try atRestKey()
+        do { return try FileCounterStore(fileURL: url(Self.counterFile), sealingKey: key) } catch {
+            throw SyncError(.localStorage, "counter file: \(error.reason)")
         }
+    }
+
+    private static let counterFile = "counters.sealed"
+
+    /// Whether this profile has synced a vault but holds no counters and anchors for it: deleted, or left by an
+    /// earlier version. Such a device must not take what the server serves as a fresh start (it would accept an
+    /// older version); it confirms the vault again with a member device, or recovers.
+    public var hasLostAntiRollbackState: Bool {
+        let synced = FileManager.default.fileExists(atPath: url("synced.blob").path) || syncRecord().syncedVersion != nil
+        return synced && !FileManager.default.fileExists(atPath: url(Self.counterFile).path)
     }
 
     /// This device's key-encryption key, if one was created.
     ///
-    /// - Throws: `SyncError` `.keyInvalidated` when the key file exists but no longer holds a usable key.
+    /// - Throws: `SyncError` `.localStorage` when the key file may be read by group or others, or cannot be read;
+    ///   `.keyInvalidated` when it exists but no longer holds a usable key.
     public func deviceKey() throws(SyncError) -> DeviceKEK? {
         let file = url("device-key.pem")
         guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        // A file that is there but unreadable, not text, or not a key is a dead key, never "no key yet".
-        guard let bytes = try? Data(contentsOf: file), let pem = String(data: bytes, encoding: .utf8),
-            let key = try? P256.KeyAgreement.PrivateKey(pemRepresentation: pem)
+        let bytes: Data
+        do throws(VaultEnvelopeError) { bytes = try KeyFile.contents(of: file, maxBytes: 4096) } catch {
+            // Its mode or its reading failed, not the key: never a dead key, which recovery would replace.
+            throw SyncError(.localStorage, error.reason)
+        }
+        // A file that is there but not text, or not a key, is a dead key, never "no key yet".
+        guard let pem = String(data: bytes, encoding: .utf8), let key = try? P256.KeyAgreement.PrivateKey(pemRepresentation: pem)
         else { throw SyncError(.keyInvalidated, "the device key file no longer holds a usable key") }
         return DeviceKEK(privateKey: key)
     }

@@ -4,10 +4,10 @@ import VaultCrypto
 import VaultEnvelope
 
 /// What a new device shows so that a device holding the vault can enroll it: its P-256 public key,
-/// a label, and a short authentication string both screens display for the user to compare.
+/// a label, and a comparison value both screens display for the user to compare.
 ///
-/// The string is derived from the public key alone, so a request swapped in transit shows a
-/// different string on the approving device than on the new one.
+/// The value is 64 bits of a hash of the public key, so a request swapped in transit shows a
+/// different value on the approving device than on the new one.
 public struct PairingRequest: Sendable {
     private static let prefix = "wvpair1"
 
@@ -41,13 +41,19 @@ public struct PairingRequest: Sendable {
         "\(Self.prefix).\(Base64URL.encode(publicKey.rawRepresentation)).\(Base64URL.encode(Data(label.utf8)))"
     }
 
-    /// Six digits, as `123 456`, that both devices display for the user to compare.
+    /// Twenty digits in five groups of four (`0604 0512 8232 3547 2833`), 64 bits of the public key's hash, that
+    /// both devices display for the user to compare (FORMAT.md §11.4).
+    ///
+    /// Whoever carries the request text (a chat, a clipboard, the server) could otherwise swap in a key of its own:
+    /// finding one that shows the same twenty digits takes about 2^64 tries.
     public var shortAuthenticationString: String {
-        let digest = SHA256.hash(data: Data("walletvault-pairing-sas-v1".utf8) + publicKey.rawRepresentation)
-        let number = digest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
-        let digits = String(format: "%06u", number)
-        return "\(digits.prefix(3)) \(digits.suffix(3))"
+        let digest = SHA256.hash(data: Self.comparisonDomain + publicKey.rawRepresentation)
+        let number = Data(digest).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let digits = Array(String(repeating: "0", count: 20 - String(number).count) + String(number))
+        return stride(from: 0, to: 20, by: 4).map { String(digits[$0..<$0 + 4]) }.joined(separator: " ")
     }
+
+    private static let comparisonDomain = Data("WalletVault-v2 pairing comparison".utf8) + [0]
 
     /// The recipient to enroll.
     var recipient: PublicKeyRecipient { PublicKeyRecipient(publicKey) }

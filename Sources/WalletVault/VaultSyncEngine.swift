@@ -140,6 +140,7 @@ public actor VaultSyncEngine {
         // A dead key is otherwise noticed only when a new version must be opened: a device whose copy is current
         // would report "up to date" while it can neither save nor read anything newer. Reading it prompts no one.
         _ = try keys.currentDeviceKey()
+        try requireAntiRollbackState()
         do throws(SyncError) {
             for _ in 0..<Self.maxRounds {
                 if let report = try await syncRound() { return report }
@@ -387,21 +388,35 @@ public actor VaultSyncEngine {
     /// The approving half, second step: the six digits the new device must be given, so that it knows the blob it
     /// finds was written by a member of this vault (FORMAT.md §11.4). Call it after `approve` saved.
     ///
-    /// - Throws: `SyncError` `.noVault` before anything was synced, and what opening the synced copy throws.
+    /// The code covers the saved blob and the request's entry. Show it on this screen for the user to type on the
+    /// new device; it must never travel through the server, which could then confirm a blob of its own.
+    /// - Throws: `SyncError` `.noVault` before anything was synced, `.invalidInput` when the synced vault has no
+    ///   entry for the request, and what opening the synced copy throws.
     public func confirmationCode(for request: PairingRequest) async throws(SyncError) -> String {
         try await exclusively { () async throws(SyncError) -> String in
-            guard let identity = try await openSynced().identity else {
+            let state = try await openSynced()
+            guard let identity = state.identity, let blob = store.syncedBlob() else {
                 throw SyncError(.noVault, "the synced vault has no identity yet: approve the request first")
             }
-            return identity.confirmationCode(forDeviceKey: request.publicKey.rawRepresentation)
+            guard state.entries.contains(where: { $0.kekID == request.recipient.kekID }) else {
+                throw SyncError(.invalidInput, "the synced vault has no entry for this request: approve it first")
+            }
+            return identity.confirmationCode(forEntry: request.recipient.kekID, blobDigest: Data(SHA256.hash(data: blob)))
         }
     }
+
+    /// Wrong confirmation codes a pairing key survives; the next request is made with a new key.
+    public static let maxFailedConfirmations = 3
 
     /// The new-device half, second step: opens the approved vault without keeping anything, checks `code` (as the
     /// approving device shows it) against the vault's, and only then pins the vault's anchor and restores it.
     ///
-    /// - Throws: `SyncError` `.confirmationMismatch` when the codes differ (nothing stored: ask for a new pairing),
-    ///   `.noAccess` before the approval arrived, and what `sync` throws.
+    /// After `maxFailedConfirmations` wrong codes a device that is not yet a member drops its pairing key, so the
+    /// entry approved for it opens nothing here and pairing starts again with a new request: a server that wrapped
+    /// to this key gets that many one-in-a-million guesses, not more.
+    /// - Throws: `SyncError` `.confirmationMismatch` when the codes differ (nothing stored; the approving device
+    ///   should remove the entry it just approved, which may be an impostor's), `.noAccess` before the approval
+    ///   arrived, and what `sync` throws.
     public func confirmPairing(code: String) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             guard let device = try keys.currentDeviceKey() else { throw SyncError(.noAccess, "this device has no key; pair it first") }
@@ -410,11 +425,40 @@ public actor VaultSyncEngine {
             let opened = try await envelopeCall {
                 try await opener.openForConfirmation(snapshot.blob, vaultID: Self.vaultID, keys: device.unwrappingKeys)
             }
-            try await envelopeCall {
-                try await opener.confirm(opened, code: code, deviceKey: device.pairingPublicKey.rawRepresentation)
+            do throws(SyncError) {
+                try await envelopeCall { try await opener.confirm(opened, code: code, entryKekID: device.pairingKekID) }
+            } catch where error.code == .confirmationMismatch {
+                throw try await countFailedConfirmation()
             }
+            var record = store.syncRecord()
+            record.failedConfirmations = nil
+            try store.save(record)
             return try await syncNow()
         }
+    }
+
+    /// Counts a wrong confirmation code and returns the error to report; past the cap, a device that is not yet a
+    /// member replaces its pairing key.
+    private func countFailedConfirmation() async throws(SyncError) -> SyncError {
+        var record = store.syncRecord()
+        let failed = (record.failedConfirmations ?? 0) + 1
+        let advice = "on the approving device, remove the device just approved (it may be an impostor's)"
+        let isMember = await counters.anchor(for: Self.vaultID) != nil || store.syncedBlob() != nil
+        guard failed >= Self.maxFailedConfirmations, !isMember else {
+            record.failedConfirmations = failed
+            try store.save(record)
+            let left = Self.maxFailedConfirmations - failed
+            return SyncError(
+                .confirmationMismatch,
+                "the code differs from the one this vault gives; nothing was stored. If the code was typed right, \(advice). "
+                    + (isMember ? "" : "\(left) more tries with this pairing request"))
+        }
+        _ = try keys.newDeviceKey()
+        record.failedConfirmations = nil
+        try store.save(record)
+        return SyncError(
+            .confirmationMismatch,
+            "\(failed) wrong codes: this pairing request is void and nothing was stored; \(advice), then start pairing again")
     }
 
     /// Opens the server's vault with a recovery key (recovery code, passphrase) on a device whose key
@@ -552,6 +596,7 @@ public actor VaultSyncEngine {
     }
 
     private func open(_ blob: Data, extraKeys: [any KeyEncryptionKey] = []) async throws(SyncError) -> VaultOpener.OpenedVault {
+        try requireAntiRollbackState()
         guard let device = try keys.currentDeviceKey() else {
             guard !extraKeys.isEmpty else { throw SyncError(.noAccess, "this device has no key; pair it or recover") }
             return try await open(blob, keys: extraKeys)
@@ -561,6 +606,16 @@ public actor VaultSyncEngine {
         } catch  where error.code == .noAccess {
             throw removal(of: [device.kekID, device.pairingKekID], in: blob) ?? error
         }
+    }
+
+    /// Refuses to read on when this profile synced but its counters and anchors are gone: what the server serves
+    /// next could be any older version (FORMAT.md §11.2).
+    private func requireAntiRollbackState() throws(SyncError) {
+        guard store.hasLostAntiRollbackState else { return }
+        throw SyncError(
+            .confirmationRequired,
+            "this device has synced before but its anti-rollback state (counters and anchor) is missing: "
+                + "confirm it again with a member device (pair) or recover with the recovery code")
     }
 
     /// `.removedFromVault` when the last synced blob had an entry for one of `kekIDs` and `blob`, a later one, has none.

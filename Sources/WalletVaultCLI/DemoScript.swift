@@ -27,13 +27,13 @@ struct DemoScript: Sendable {
             """)
         try await run("A", ["push", items])
 
-        step(2, "Device B pairs: A checks six digits and enrolls B's public key; B checks A's code and restores")
+        step(2, "Device B pairs: A checks twenty digits and enrolls B's public key; B checks A's code and restores")
         try await run("B", ["login"] + account + ["--label", "Phone (B)"])
         say("B has no key in the vault yet, so it cannot read it:")
         try await run("B", ["pull"], expect: .noAccess)
         let requestOutput = try await run("B", ["pair", "request"])
         guard let request = requestOutput.split(separator: "\n").first(where: { $0.hasPrefix("wvpair1.") }).map(String.init),
-            let sas = requestOutput.range(of: #"[0-9]{3} [0-9]{3}"#, options: .regularExpression).map({ String(requestOutput[$0]) })
+            let sas = requestOutput.range(of: #"[0-9]{4}( [0-9]{4}){4}"#, options: .regularExpression).map({ String(requestOutput[$0]) })
         else { throw CLIError(.server, "demo: pair request printed no request") }
         say("On A the same digits appear; the demo confirms with --sas as a person would by looking:")
         let approval = try await run("A", ["pair", "approve", request, "--sas", sas])

@@ -3,6 +3,7 @@ import Testing
 import VaultCore
 import VaultCrypto
 import VaultJSON
+import VaultTestSupport
 
 @testable import VaultEnvelope
 

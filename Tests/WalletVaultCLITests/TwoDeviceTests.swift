@@ -46,10 +46,10 @@ struct TwoDeviceTests {
         #expect(requested.code == 0)
         let request = try #require(requested.stdout.split(separator: "\n").first { $0.hasPrefix("wvpair1.") }.map(String.init))
         let sas = try #require(
-            requested.stdout.range(of: #"[0-9]{3} [0-9]{3}"#, options: .regularExpression).map { String(requested.stdout[$0]) })
+            requested.stdout.range(of: #"[0-9]{4}( [0-9]{4}){4}"#, options: .regularExpression).map { String(requested.stdout[$0]) })
         let unconfirmed = log.record(try bed.run("A", ["pair", "approve", request]))
         #expect(unconfirmed.code == 1, "no terminal and no --sas: nothing is approved")
-        let wrongDigits = sas == "000 000" ? "111 111" : "000 000"
+        let wrongDigits = String(sas.map { $0 == " " ? " " : $0 == "0" ? "1" : "0" })
         #expect(log.record(try bed.run("A", ["pair", "approve", request, "--sas", wrongDigits])).code == 1)
         let approved = log.record(try bed.run("A", ["pair", "approve", request, "--sas", sas]))
         #expect(approved.code == 0, "\(approved.all)")

@@ -17,11 +17,8 @@ import WalletVault
         _ = try await a.engine.sync()
         _ = try await a.engine.pairAndConfirm(b.engine)
 
-        // B forgets the anchor but keeps its counter, as a counter file from before anchors reads.
-        let counters = b.directory.appendingPathComponent("counters.json")
-        let kept = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: counters)) as? [String: [String: Any]])
-        let legacy = try JSONSerialization.data(withJSONObject: kept.mapValues { $0["counter"] as Any })
-        try legacy.write(to: counters)
+        // B's counters and anchor are gone (deleted, or a profile from before they were sealed): issue 26 point 10.
+        try FileManager.default.removeItem(at: b.directory.appendingPathComponent("counters.sealed"))
         let reopened = try SimulatedDevice(server: server, user: user, label: "B", directory: b.directory)
         try await reopened.set("ticket", "edited on B")
         await requireError(.confirmationRequired) { _ = try await reopened.engine.sync() }

@@ -11,7 +11,8 @@ enum PairCommand {
         summary: "New device: print a pairing request and its short authentication string.",
         details: """
             Creates this device's key if needed and prints the request (`wvpair1.…`, public key and label only) and
-            six digits. Give the request to a device that has the vault and check it shows the same digits; it then
+            twenty digits (64 bits of the key's hash: no one who carries the request can make a key with the same
+            digits). Give the request to a device that has the vault and check it shows the same digits; it then
             shows a confirmation code to type here with `walletvault pair confirm CODE`.
             --wait then checks every 2 s until the approval arrives and asks for the confirmation code at a terminal
             (--timeout, default 300).
@@ -26,7 +27,7 @@ enum PairCommand {
         summary: "Existing device: show the request's short authentication string, confirm, and enroll the new device.",
         details: """
             REQUEST is the text `pair request` printed (`-` reads it from standard input). At a terminal you are asked
-            whether the new device shows the same six digits. Elsewhere pass --sas "123 456" as read from the new
+            whether the new device shows the same twenty digits. Elsewhere pass --sas "0604 0512 8232 3547 2833" as read from the new
             device (compared here), or --yes to skip the comparison. A mismatch refuses (exit 1): the request may have
             been swapped on its way.
             Example: walletvault pair approve wvpair1.BF3x…
@@ -39,9 +40,12 @@ enum PairCommand {
         usage: ["pair confirm CODE"],
         summary: "New device: check the approving device's confirmation code, then restore the vault.",
         details: """
-            CODE is the six digits `pair approve` printed on the approving device. The vault the server now holds is
-            opened without keeping anything; only if it gives the same code is it accepted and restored here. A
-            different code stores nothing (exit 6): type it again, or pair again.
+            CODE is the six digits `pair approve` printed on the approving device; read it off that screen, never
+            send it through the server. The vault the server now holds is opened without keeping anything; only if
+            it gives the same code is it accepted and restored here. A different code stores nothing (exit 6): type
+            it again; after 3 wrong codes the request is void and pairing starts again with a new one. If the code
+            was typed right and still differs, remove the entry just approved on the approving device
+            (`walletvault revoke`): it may be an impostor's.
             Example: walletvault pair confirm "483 120"
             """,
         arguments: .init(),

@@ -1,3 +1,6 @@
+// A forger's tool, for tests only: it needs VaultEnvelope's internals, which only a debug build exposes to
+// `@testable import`; release builds (make bench) compile this target without it.
+#if DEBUG
 import Foundation
 import VaultCore
 import VaultCrypto
@@ -7,8 +10,9 @@ import VaultJSON
 
 /// Writes the extended form as it was before anchors (no `vault_id`, `epoch`, `vault_secret`): what a forger who
 /// knows only a member's public key could always write, and what pre-anchor writers left on servers.
-enum PreAnchorBlob {
-    static func seal(
+public enum PreAnchorBlob {
+    /// A pre-anchor blob of `plaintext` under `dek` with `entries`, at `counter`.
+    public static func seal(
         _ plaintext: Data, dek: SymmetricKey, entries: [WrappedKey], counter: UInt64, hint: String? = "Forger"
     ) throws -> Data {
         var header: [(key: String, value: JSONValue)] = [
@@ -28,7 +32,8 @@ enum PreAnchorBlob {
     }
 
     /// An entry wrapping `dek` for `recipient`, labeled and dated as a writer stamps it.
-    static func entry(_ recipient: any KeyWrapping, dek: SymmetricKey) async throws -> WrappedKey {
+    public static func entry(_ recipient: any KeyWrapping, dek: SymmetricKey) async throws -> WrappedKey {
         try await recipient.wrap(dek).labeled("Forged", created: UTCTimestamp(millisecondsSinceEpoch: 1_786_561_200_000))
     }
 }
+#endif

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+import VaultCore
+import VaultCrypto
+import VaultEnvelope
+import VaultJSON
+import VaultTestSupport
+import WalletVault
+
+/// Issue 26, points 1, 2, 3, 10 and 11 through the engine: what a lying server or someone with the device's files (but
+/// not its keys) can no longer do when a device joins, and what becomes of local state that was deleted or edited.
+@Suite struct JoiningAndLocalStateSDKTests {
+    static let planted = "planted by the server"
+
+    /// A blob the server makes on its own: a DEK of its choice wrapped to `recipient`, no vault identity, content of
+    /// its choice, the highest counter.
+    static func serverMadeBlob(for recipient: any KeyWrapping) async throws -> Data {
+        var document = VaultDocument()
+        document.set("ticket", to: .string(planted), at: UTCTimestamp(millisecondsSinceEpoch: 1_800_000_000_000))
+        let dek = SymmetricKey(size: .bits256)
+        return try PreAnchorBlob.seal(
+            JSONSerializer.data(of: document.json), dek: dek, entries: [try await PreAnchorBlob.entry(recipient, dek: dek)],
+            counter: (1 << 53) - 1)
+    }
+
+    /// A vault on A with one item, and B paired to it and synced.
+    static func pairedDevices() async throws -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice) {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.createVault()
+        try await a.set("passport", "P1")
+        _ = try await a.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        return (server, user, a, b)
+    }
+
+    // MARK: Point 1: an unauthenticated blob while nothing is pinned
+
+    @Test func aNewDeviceNeverRestoresABlobTheServerMadeForItsPairingKey() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.createVault()
+        let request = try await b.engine.pairingRequest()
+        // The server replaces the vault with one of its own, wrapped to the key the request carried.
+        _ = try await b.backup.save(try await Self.serverMadeBlob(for: PublicKeyRecipient(request.publicKey)))
+        await requireError(.confirmationRequired) { _ = try await b.engine.sync() }
+        await requireError(.confirmationRequired) { _ = try await b.engine.confirmPairing(code: "000 000") }
+        #expect(try await b.engine.document() == nil)
+        #expect(try await b.engine.status().syncedVersion == nil)
+        #expect(try await b.engine.vaultFingerprint() == nil)
+    }
+
+    @Test func aPairedDeviceWhoseCounterFileIsGoneRefusesTheServersBlob() async throws {
+        let (server, user, _, b) = try await Self.pairedDevices()
+        let before = try await b.values()
+        try FileManager.default.removeItem(at: b.directory.appendingPathComponent("counters.sealed"))
+        let device = try #require(try LocalVaultStore(directory: b.directory).deviceKey())
+        _ = try await b.backup.save(try await Self.serverMadeBlob(for: device.recipient))
+        let reopened = try SimulatedDevice(server: server, user: user, label: "B", directory: b.directory)
+        await requireError(.confirmationRequired) { _ = try await reopened.engine.sync() }
+        #expect(try await reopened.values() == before)
+        #expect(!(try await reopened.values()).values.contains(.string(Self.planted)))
+    }
+
+    // MARK: Point 10: the counter file is authenticated
+
+    @Test func anEditedCounterFileIsRefusedNotTakenAsAFreshStart() async throws {
+        let (_, _, _, b) = try await Self.pairedDevices()
+        let file = b.directory.appendingPathComponent("counters.sealed")
+        var sealed = try Data(contentsOf: file)
+        sealed[sealed.count / 2] ^= 0x01
+        try sealed.write(to: file)
+        #expect(throws: SyncError.self) { try LocalVaultStore(directory: b.directory).counterStore() }
+        // A plaintext file lowering the counter, as the store wrote them before, is refused the same way.
+        try Data(#"{"vault":{"counter":0}}"#.utf8).write(to: file)
+        do {
+            _ = try SimulatedDevice(server: try InProcessServer(), user: "unused", label: "B", directory: b.directory)
+            Issue.record("an engine over an edited counter file")
+        } catch let error as SyncError {
+            #expect(error.code == .localStorage)
+        }
+    }
+
+    // MARK: Point 11: one rule for every secret file
+
+    @Test func secretFilesOthersMayReadAreRefusedAndNeverTakenForADeadKey() async throws {
+        let (_, _, _, b) = try await Self.pairedDevices()
+        for name in ["device-key.pem", "at-rest.key"] {
+            let path = b.directory.appendingPathComponent(name).path
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            await requireError(.localStorage) { _ = try await b.engine.sync() }
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        _ = try await b.engine.sync()
+    }
+
+    // MARK: Point 3: the confirmation code
+
+    @Test func threeWrongCodesVoidThePairingRequestAndNothingIsStored() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.createVault()
+        let request = try await b.engine.pairingRequest()
+        _ = try await a.engine.approve(request)
+        let code = try await a.engine.confirmationCode(for: request)
+        let wrong = String(code.map { $0 == " " ? " " : $0 == "0" ? "1" : "0" })
+        for attempt in 1...VaultSyncEngine.maxFailedConfirmations {
+            do {
+                _ = try await b.engine.confirmPairing(code: wrong)
+                Issue.record("a wrong code was accepted")
+            } catch {
+                #expect(error.code == .confirmationMismatch)
+                #expect(error.reason.contains("remove the device just approved"), "\(error.reason)")
+                #expect(error.reason.contains("start pairing again") == (attempt == VaultSyncEngine.maxFailedConfirmations))
+            }
+            #expect(try await b.engine.vaultFingerprint() == nil)
+        }
+        // The key the approver wrapped to is gone: the right code no longer helps, a new request is needed.
+        await requireError(.noAccess) { _ = try await b.engine.confirmPairing(code: code) }
+        let fresh = try await b.engine.pairingRequest()
+        #expect(fresh.shortAuthenticationString != request.shortAuthenticationString)
+        _ = try await a.engine.approve(fresh)
+        _ = try await b.engine.confirmPairing(code: try await a.engine.confirmationCode(for: fresh))
+        #expect(try await b.engine.vaultFingerprint() == (try await a.engine.vaultFingerprint()))
+    }
+
+    // MARK: Point 2: the comparison value
+
+    @Test func theComparisonValueIsTwentyDigitsOf64BitsOfTheKeysHash() throws {
+        // The committed ecdh-es+a256kw vector's key; the digits are computed from FORMAT.md §11.4 in Python and in the
+        // Kotlin library's test.
+        let d = try #require(Base64URL.decode("EVdqgKMSMVLevIJS8o6YwqF7Z-027-UoC6MrIH90V-s"))
+        let key = try P256.KeyAgreement.PrivateKey(rawRepresentation: d)
+        let request = PairingRequest(device: DeviceKEK(privateKey: key), label: "Phone")
+        #expect(request.shortAuthenticationString == "1529 4231 0195 2636 4545")
+        #expect(try PairingRequest(encoded: request.encoded).shortAuthenticationString == "1529 4231 0195 2636 4545")
+    }
+}
