@@ -14,6 +14,7 @@ public actor FileCounterStore: CounterStore {
     private struct Record: Equatable {
         var counter: UInt64 = 0
         var anchor: VaultAnchor?
+        var seen: [UInt64: Data] = [:]
     }
 
     /// The file.
@@ -80,6 +81,22 @@ public actor FileCounterStore: CounterStore {
         try replace(vaultID, with: record)
     }
 
+    /// The digest kept for `counter`, or nil.
+    public func acceptedDigest(for vaultID: String, counter: UInt64) -> Data? { records[vaultID]?.seen[counter] }
+
+    /// Whether `digest` is kept for `vaultID`.
+    public func hasSeen(_ digest: Data, for vaultID: String) -> Bool { records[vaultID]?.seen.values.contains(digest) == true }
+
+    /// Keeps `digest` for `counter` (the newest `seenBlobsKept`), writing the file before returning.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored values are then unchanged.
+    public func remember(_ digest: Data, counter: UInt64, for vaultID: String) throws(VaultEnvelopeError) {
+        var record = records[vaultID] ?? Record()
+        guard record.seen[counter] != digest else { return }
+        record.seen = SeenVersions.adding(digest, counter: counter, to: record.seen)
+        try replace(vaultID, with: record)
+    }
+
     /// Forgets `vaultID`'s counter and anchor, writing the file before returning.
     ///
     /// - Throws: `VaultEnvelopeError` `.keyStorage` if the file cannot be replaced; the stored values are then unchanged.
@@ -113,17 +130,36 @@ public actor FileCounterStore: CounterStore {
                 ("fingerprint", .string(Base64URL.encode(anchor.fingerprint))),
             ]
         }
+        if !record.seen.isEmpty {
+            let seen = record.seen.sorted { $0.key < $1.key }.map {
+                JSONValue.object([("counter", .integer(Int64($0.key))), ("digest", .string(Base64URL.encode($0.value)))])
+            }
+            members.append(("seen", .array(seen)))
+        }
         return .object(members)
     }
 
     private static func record(_ value: JSONValue) -> Record? {
         if let counter = value.integerValue { return counter >= 0 ? Record(counter: UInt64(counter)) : nil }
         guard let counter = value["counter"]?.integerValue, counter >= 0 else { return nil }
-        guard value["vault_id"] != nil else { return Record(counter: UInt64(counter)) }
+        var seen: [UInt64: Data] = [:]
+        var items: [JSONValue] = []
+        if let listed = value["seen"] {
+            guard case .array(let array) = listed else { return nil }
+            items = array
+        }
+        for item in items {
+            guard let at = item["counter"]?.integerValue, at > 0,
+                let digest = item["digest"]?.stringValue.flatMap(Base64URL.decode), digest.count == 32
+            else { return nil }
+            seen[UInt64(at)] = digest
+        }
+        guard value["vault_id"] != nil else { return Record(counter: UInt64(counter), seen: seen) }
         guard let vaultID = value["vault_id"]?.stringValue, let epoch = value["epoch"]?.integerValue, epoch > 0,
             let fingerprint = value["fingerprint"]?.stringValue.flatMap(Base64URL.decode), fingerprint.count == 32
         else { return nil }
         return Record(
-            counter: UInt64(counter), anchor: VaultAnchor(vaultID: vaultID, epoch: UInt64(epoch), fingerprint: fingerprint))
+            counter: UInt64(counter), anchor: VaultAnchor(vaultID: vaultID, epoch: UInt64(epoch), fingerprint: fingerprint),
+            seen: seen)
     }
 }

@@ -1,7 +1,10 @@
+import Foundation
+
 /// A counter store that forgets on exit: for tests and for readers that cannot persist anything.
 public actor InMemoryCounterStore: CounterStore {
     private var counters: [String: UInt64] = [:]
     private var anchors: [String: VaultAnchor] = [:]
+    private var seen: [String: [UInt64: Data]] = [:]
 
     /// Creates an empty store.
     public init() {}
@@ -30,5 +33,17 @@ public actor InMemoryCounterStore: CounterStore {
     public func forget(_ vaultID: String) {
         counters[vaultID] = nil
         anchors[vaultID] = nil
+        seen[vaultID] = nil
+    }
+
+    /// The digest kept for `counter`, or nil.
+    public func acceptedDigest(for vaultID: String, counter: UInt64) -> Data? { seen[vaultID]?[counter] }
+
+    /// Whether `digest` is kept for `vaultID`.
+    public func hasSeen(_ digest: Data, for vaultID: String) -> Bool { seen[vaultID]?.values.contains(digest) == true }
+
+    /// Keeps `digest` for `counter`, dropping the lowest counters past `seenBlobsKept`.
+    public func remember(_ digest: Data, counter: UInt64, for vaultID: String) {
+        seen[vaultID] = SeenVersions.adding(digest, counter: counter, to: seen[vaultID] ?? [:])
     }
 }

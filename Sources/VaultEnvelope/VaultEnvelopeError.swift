@@ -49,6 +49,9 @@ public enum VaultEnvelopeErrorCode: String, Sendable {
     case noRecipients
     /// A primitive failed for a reason none of the codes above describes.
     case cryptoFailure
+    /// A blob other than the one this reader accepted or wrote at the same counter: the server serves two versions
+    /// under one number (a fork, or a member's write it dropped); never taken silently.
+    case forkDetected
     /// A reader that has pinned its vault's anchor got a blob without one (the seed form, or from before anchors),
     /// or one of an older secret epoch: a server serving an old version (FORMAT.md §11.3).
     case downgrade

@@ -17,14 +17,18 @@ public struct VaultOpener: Sendable {
         public let state: VaultState
         /// Whether the entry it opened through proves its writer held that entry's key (FORMAT.md §11.2).
         let entryAuthenticatesWriter: Bool
-        /// SHA-256 of the blob text it was parsed from, which a pairing confirmation covers (FORMAT.md §11.4).
-        let blobDigest: Data
+        /// What the counter store remembers of this version (`SeenVersions`); nil for the seed form.
+        let versionDigest: Data?
+        /// SHA-256 of the blob text, which a pairing confirmation covers (FORMAT.md §11.4); only when opened for one.
+        let confirmationDigest: Data?
     }
 
     /// What this reader has accepted for a vault.
     private struct Accepted {
         let counter: UInt64
         let anchor: VaultAnchor?
+        /// Whether this reader accepted or wrote another blob at the counter the one at hand names.
+        let otherBlobAtThisCounter: Bool
     }
 
     private let counterStore: any CounterStore
@@ -49,9 +53,14 @@ public struct VaultOpener: Sendable {
     ///   throws.
     public func open(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
         let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
-        let accepted = try await acceptedState(vaultID)
+        let accepted = try await acceptedState(vaultID, envelope: envelope)
         try Self.checkBeforeKeys(envelope, accepted)
-        let opened = try await decrypt(envelope, blob: blob, vaultID: vaultID, keys: keys)
+        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
+        // After the tag, so that an edited copy is named for what was edited; a valid second version is a fork.
+        if accepted.otherBlobAtThisCounter, let counter = envelope.counter {
+            throw VaultEnvelopeError(
+                .forkDetected, "another version than the one this device accepted at counter \(counter): the server serves two")
+        }
         try await record(opened, anchor: try Self.anchorToPin(opened, accepted: accepted))
         return opened
     }
@@ -63,9 +72,9 @@ public struct VaultOpener: Sendable {
     ///   vault identity, which cannot be confirmed (the approver writes an anchored version first).
     public func openForConfirmation(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
         let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
-        let accepted = try await acceptedState(vaultID)
+        let accepted = try await acceptedState(vaultID, envelope: envelope)
         try Self.checkBeforeKeys(envelope, accepted)
-        let opened = try await decrypt(envelope, blob: blob, vaultID: vaultID, keys: keys)
+        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys, confirmingBlob: blob)
         guard opened.state.identity != nil else {
             throw VaultEnvelopeError(.unconfirmedVault, "this version names no vault identity and cannot be confirmed")
         }
@@ -81,15 +90,15 @@ public struct VaultOpener: Sendable {
     /// - Throws: `VaultEnvelopeError` `.pairingMismatch` when the codes differ (nothing stored), and what `open`
     ///   throws when the stored state moved on meanwhile.
     public func confirm(_ opened: OpenedVault, code: String, entryKekID: String) async throws {
-        guard let identity = opened.state.identity,
+        guard let identity = opened.state.identity, let blobDigest = opened.confirmationDigest,
             ConstantTime.equal(
                 Data(Self.digits(code).utf8),
-                Data(Self.digits(identity.confirmationCode(forEntry: entryKekID, blobDigest: opened.blobDigest)).utf8))
+                Data(Self.digits(identity.confirmationCode(forEntry: entryKekID, blobDigest: blobDigest)).utf8))
         else {
             throw VaultEnvelopeError(.pairingMismatch, "the code differs from the one this vault gives: nothing was stored")
         }
         // The store may have moved while the user typed; check again against what it holds now.
-        let accepted = try await acceptedState(opened.state.vaultID)
+        let accepted = try await acceptedState(opened.state.vaultID, envelope: opened.state.envelope)
         try Self.checkBeforeKeys(opened.state.envelope, accepted)
         try Self.checkCarriedAnchor(opened, accepted: accepted)
         try await record(opened, anchor: identity.anchor)
@@ -109,22 +118,38 @@ public struct VaultOpener: Sendable {
         if let current, let identifier = envelope.vaultIdentifier, identifier != current.vaultID {
             throw VaultEnvelopeError(.wrongVault, "that version belongs to another vault")
         }
-        let opened = try await decrypt(envelope, blob: blob, vaultID: vaultID, keys: keys)
+        let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
         guard let current else { return opened }
+        // Any of the carried epochs' secrets would do below, and a revoked device knew those: so a version from before
+        // the current epoch (the last revocation) counts only if this device accepted or wrote it itself.
+        var seen = false
+        if let digest = opened.versionDigest { seen = try await counterStore.hasSeen(digest, for: vaultID) }
         guard let identity = opened.state.identity else {
-            guard opened.entryAuthenticatesWriter else {
-                throw VaultEnvelopeError(.downgrade, "that version predates the vault identity and proves no writer")
+            guard opened.entryAuthenticatesWriter, seen else {
+                throw VaultEnvelopeError(.downgrade, "that version predates the vault identity and this device never accepted it")
             }
             return opened
         }
         guard try Self.carries(current, theSecretOf: identity.anchor) else {
             throw VaultEnvelopeError(.unconfirmedVault, "that version's secret epoch \(identity.epoch) is not one this vault carries")
         }
+        guard identity.epoch == current.epoch || seen else {
+            throw VaultEnvelopeError(
+                .downgrade,
+                "that version is from epoch \(identity.epoch), before the last revocation (epoch \(current.epoch)), and this device "
+                    + "never accepted it: a removed device could have written it")
+        }
         return opened
     }
 
-    private func acceptedState(_ vaultID: String) async throws -> Accepted {
-        Accepted(counter: try await counterStore.highestCounter(for: vaultID), anchor: try await counterStore.anchor(for: vaultID))
+    private func acceptedState(_ vaultID: String, envelope: VaultEnvelope) async throws -> Accepted {
+        var other = false
+        if let counter = envelope.counter, let known = try await counterStore.acceptedDigest(for: vaultID, counter: counter) {
+            other = try SeenVersions.digest(of: envelope) != known
+        }
+        return Accepted(
+            counter: try await counterStore.highestCounter(for: vaultID), anchor: try await counterStore.anchor(for: vaultID),
+            otherBlobAtThisCounter: other)
     }
 
     /// The refusals that need no key: anchor first, so a cross-served or pre-anchor blob is named as such.
@@ -146,6 +171,7 @@ public struct VaultOpener: Sendable {
         if envelope.counter == nil, accepted.counter > 0 {
             throw VaultEnvelopeError(.rollback, "a seed-form blob (no counter) after counter \(accepted.counter) was accepted")
         }
+
     }
 
     /// The anchor to pin after `opened` passed every other check, or nil for a blob without an identity.
@@ -200,12 +226,13 @@ public struct VaultOpener: Sendable {
         if let anchor { try await counterStore.pin(anchor, for: opened.state.vaultID) }
         if let counter = envelope.counter, envelope.macs != nil {
             try await counterStore.advance(opened.state.vaultID, to: counter)
+            if let digest = opened.versionDigest { try await counterStore.remember(digest, counter: counter, for: opened.state.vaultID) }
         }
     }
 
-    private func decrypt(_ envelope: VaultEnvelope, blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws
-        -> OpenedVault
-    {
+    private func decrypt(
+        _ envelope: VaultEnvelope, vaultID: String, keys: [any KeyEncryptionKey], confirmingBlob: Data? = nil
+    ) async throws -> OpenedVault {
         let match = try await WrappedKey.unwrapDEK(from: envelope.entries, form: envelope.form, keys: keys)
         let dek = match.dek
 
@@ -225,7 +252,7 @@ public struct VaultOpener: Sendable {
             plaintext: plaintext,
             state: VaultState(vaultID: vaultID, envelope: envelope, entries: envelope.entries, identity: identity, dek: dek),
             entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter,
-            blobDigest: Data(SHA256.hash(data: blob)))
+            versionDigest: try SeenVersions.digest(of: envelope), confirmationDigest: confirmingBlob.map { Data(SHA256.hash(data: $0)) })
     }
 
     private static func openVault(_ box: AES.GCM.SealedBox, dek: SymmetricKey, aad: Data) throws(VaultEnvelopeError) -> Data {

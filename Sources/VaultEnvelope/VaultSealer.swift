@@ -183,6 +183,9 @@ public struct VaultSealer: Sendable {
     public func markAccepted(_ sealed: SealedVault) async throws {
         if let identity = sealed.state.identity { try await counterStore.pin(identity.anchor, for: sealed.state.vaultID) }
         try await counterStore.advance(sealed.state.vaultID, to: sealed.state.counter)
+        if let digest = try SeenVersions.digest(of: sealed.state.envelope) {
+            try await counterStore.remember(digest, counter: sealed.state.counter, for: sealed.state.vaultID)
+        }
     }
 
     private func write(

@@ -16,6 +16,9 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case authenticationCanceled
         /// The server served an older blob than this device has seen.
         case rollbackDetected
+        /// The server served another version under a counter this device already accepted or wrote: it keeps two
+        /// versions apart (a fork) or dropped a member's write. Nothing was changed; compare vault fingerprints.
+        case forkDetected
         /// The blob was altered (recipients, metadata or ciphertext); `reason` names what.
         case tampered
         /// The vault would exceed the server's size limit.

@@ -693,6 +693,7 @@ public actor VaultSyncEngine {
         } catch let error as VaultEnvelopeError {
             switch error.code {
             case .rollback, .downgrade: throw SyncError(.rollbackDetected, error.reason)
+            case .forkDetected: throw SyncError(.forkDetected, error.reason)
             case .recipientsAltered, .timestampAltered, .hintAltered, .counterAltered, .ciphertextAltered, .malformed, .invalidShape,
                 .invalidJSON, .wrongVault, .writerNotMember, .weakParameters, .workLimitExceeded:
                 throw SyncError(.tampered, error.reason)

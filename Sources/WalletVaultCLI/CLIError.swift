@@ -57,6 +57,12 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
                 .integrity,
                 "the server served an older vault than this device has seen (\(error.reason)); "
                     + "nothing was changed: report it to the server's operator")
+        case .forkDetected:
+            return CLIError(
+                .integrity,
+                "the server served another vault than the one this device already accepted under the same version "
+                    + "number (\(error.reason)); nothing was changed: compare `walletvault devices` fingerprints with your "
+                    + "other devices and report it to the server's operator")
         case .tampered:
             return CLIError(
                 .integrity,

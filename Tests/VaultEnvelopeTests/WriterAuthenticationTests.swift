@@ -327,6 +327,70 @@ import VaultTestSupport
         #expect(genuine.plaintext == TestSupport.plaintext)
     }
 
+    @Test func aPastVersionFromBeforeTheLastRevocationMustHaveBeenSeenHere() async throws {
+        // Issue 26 point 8: a revoked device knows the secrets of the epochs before its removal, and those stay
+        // carried; with the server's help it offers a "kept version" of its own from such an epoch.
+        let (a, revoked) = (try DeviceKEK.generate(), try DeviceKEK.generate())
+        let member = try await Self.member(a, extra: [.init(revoked.recipient, label: "Revoked")])
+        let epoch1 = try #require(member.created.state.identity)
+        let remaining = try member.sealer.revoke(kekID: revoked.kekID, in: member.created.state)
+        let rotated = try await member.sealer.rotateDEK(TestSupport.plaintext, over: remaining, keys: [a], rotatingVaultSecret: true)
+        try await member.sealer.markAccepted(rotated)
+        let current = try #require(rotated.state.identity)
+        let store = InMemoryCounterStore()
+        await store.advance("forged", to: 5)
+        let forged = try await VaultSealer(counterStore: store, hint: "Laptop", clock: TestSupport.clock()).create(
+            Self.forgedContent, vaultID: "forged", recipients: [.init(a.recipient, label: "Laptop")], identity: epoch1)
+        await #expect {
+            try await member.opener.openPastVersion(forged.blob, vaultID: "v", keys: [a], checkedAgainst: current)
+        } throws: { VaultEnvelopeError.Code.downgrade.matches($0) }
+        // The version this device wrote at epoch 1 is still one it may restore.
+        let own = try await member.opener.openPastVersion(member.created.blob, vaultID: "v", keys: [a], checkedAgainst: current)
+        #expect(own.plaintext == TestSupport.plaintext)
+    }
+
+    // MARK: Forks and silent drops
+
+    @Test func aSecondVersionUnderAnAcceptedCounterIsAFork() async throws {
+        // Issue 26 point 7: two members write counter 2 from the same version; the server keeps one and serves the
+        // other to a reader that already accepted the first. Before, the reader took it silently.
+        let (a, b, reader) = (try DeviceKEK.generate(), try DeviceKEK.generate(), try DeviceKEK.generate())
+        let member = try await Self.member(a, extra: [.init(b, label: "B"), .init(reader, label: "Reader")])
+        let other = VaultSealer(counterStore: InMemoryCounterStore(), hint: "B", clock: TestSupport.clock())
+        let first = try await member.sealer.seal(TestSupport.plaintext, over: member.created.state)
+        let second = try await other.seal(Self.forgedContent, over: member.created.state)
+        #expect(first.state.counter == 2 && second.state.counter == 2)
+        let store = InMemoryCounterStore()
+        await store.pin(try #require(member.created.state.identity).anchor, for: "v")
+        let opener = VaultOpener(counterStore: store)
+        _ = try await opener.open(first.blob, vaultID: "v", keys: [reader])
+        _ = try await opener.open(first.blob, vaultID: "v", keys: [reader])
+        let before = await Self.stored(store)
+        await #expect { try await opener.open(second.blob, vaultID: "v", keys: [reader]) } throws: {
+            VaultEnvelopeError.Code.forkDetected.matches($0)
+        }
+        #expect(await Self.stored(store) == before)
+        // The writer of the first knows its own: the second is a fork to it too.
+        try await member.sealer.markAccepted(first)
+        await #expect { try await member.opener.open(second.blob, vaultID: "v", keys: [a]) } throws: {
+            VaultEnvelopeError.Code.forkDetected.matches($0)
+        }
+    }
+
+    @Test func theFileStoreKeepsTheDigestsOfSeenVersionsSealed() async throws {
+        let directory = try TestSupport.scratchDirectory()
+        let url = directory.appendingPathComponent("counters.sealed")
+        let key = SymmetricKey(size: .bits256)
+        let store = try FileCounterStore(fileURL: url, sealingKey: key)
+        for counter in 1...UInt64(seenBlobsKept + 3) { try await store.remember(Data(repeating: UInt8(counter), count: 32), counter: counter, for: "v") }
+        let reopened = try FileCounterStore(fileURL: url, sealingKey: key)
+        #expect(await reopened.acceptedDigest(for: "v", counter: 3) == nil)
+        #expect(await reopened.acceptedDigest(for: "v", counter: 4) == Data(repeating: 4, count: 32))
+        #expect(await reopened.hasSeen(Data(repeating: UInt8(seenBlobsKept + 3), count: 32), for: "v"))
+        #expect(throws: VaultEnvelopeError.self) { try FileCounterStore(fileURL: url, sealingKey: SymmetricKey(size: .bits256)) }
+        #expect(throws: VaultEnvelopeError.self) { try FileCounterStore(fileURL: url) }
+    }
+
     // MARK: Shape of the new members
 
     @Test func identityMembersComeTogetherAndWithTheirSizes() async throws {
