@@ -1,5 +1,6 @@
 package com.walletvault
 
+import java.util.Locale
 import java.util.concurrent.ConcurrentHashMap
 
 /**
@@ -21,7 +22,7 @@ class VaultAnchor(id: ByteArray, val epoch: Long, fingerprint: ByteArray) {
 
     /** The first 8 bytes of `F(e)` as 16 hex digits in groups of 4: what two members compare (§11.6). */
     val shortFingerprint: String
-        get() = (0 until 8).joinToString("") { String.format("%02x", fingerprintBytes[it]) }.chunked(4).joinToString(" ")
+        get() = (0 until 8).joinToString("") { String.format(Locale.ROOT, "%02x", fingerprintBytes[it]) }.chunked(4).joinToString(" ")
 
     fun sameVault(other: ByteArray): Boolean = Crypto.constantTimeEquals(idBytes, other)
 
@@ -106,14 +107,12 @@ class VaultSecrets internal constructor(id: ByteArray, val epoch: Long, secrets:
         return iv + sealed
     }
 
-    /** The six-digit code the approver shows after saving the new device's entry (§11.4), `"123 456"`. */
-    fun confirmationCode(device: PublicJwk.P256): String {
-        val mac = Crypto.hmac(secrets.last(), Crypto.concat(CONFIRMATION_DOMAIN, idBytes, u64be(epoch), device.x, device.y))
-        var number = 0L
-        for (i in 0 until 4) number = (number shl 8) or (mac[i].toLong() and 0xFF)
-        val digits = String.format("%06d", number % 1_000_000)
-        return digits.substring(0, 3) + " " + digits.substring(3)
-    }
+    /**
+     * The six-digit code the approver shows after saving the new device's entry (FORMAT.md §11.4), `"123 456"`: over
+     * [blob], the exact bytes saved (and loaded by the new device), and [kekId], the `kek_id` of the new device's entry
+     * in it. See [confirmationCode] in the companion for the rule.
+     */
+    fun confirmationCode(kekId: String, blob: ByteArray): String = confirmationCode(secrets.last(), idBytes, epoch, kekId, blob)
 
     companion object {
         const val ID_BYTES = 16
@@ -121,7 +120,22 @@ class VaultSecrets internal constructor(id: ByteArray, val epoch: Long, secrets:
         const val MAX_CARRIED = 16
         private val SECRET_DOMAIN = Crypto.utf8("WalletVault-v1 vault secret")
         private val ANCHOR_DOMAIN = Crypto.utf8("WalletVault-v1 anchor") + byteArrayOf(0)
-        private val CONFIRMATION_DOMAIN = Crypto.utf8("WalletVault-v1 pairing confirmation") + byteArrayOf(0)
+        private val CONFIRMATION_DOMAIN = Crypto.utf8("WalletVault-v1 pairing confirmation v2") + byteArrayOf(0)
+
+        /**
+         * FORMAT.md §11.4, v2: `confirmation = HMAC-SHA256(S_e, "WalletVault-v1 pairing confirmation v2" ‖ 0x00 ‖
+         * vault_id ‖ u64be(e) ‖ u32be(len kek_id) ‖ UTF-8 kek_id ‖ SHA-256(blob))`; the code is the first 4 bytes as an
+         * unsigned big-endian integer mod 1 000 000, six digits `"123 456"`. [secret] is `S_e`, [id] the raw 16-byte
+         * `vault_id`, [kekId] the new device's entry's `kek_id` (any key kind), [blob] the blob's exact bytes.
+         */
+        fun confirmationCode(secret: ByteArray, id: ByteArray, epoch: Long, kekId: String, blob: ByteArray): String {
+            val kek = Crypto.utf8(kekId)
+            val mac = Crypto.hmac(secret, Crypto.concat(CONFIRMATION_DOMAIN, id, u64be(epoch), Crypto.u32be(kek.size), kek, Crypto.sha256(blob)))
+            var number = 0L
+            for (i in 0 until 4) number = (number shl 8) or (mac[i].toLong() and 0xFF)
+            val digits = String.format(Locale.ROOT, "%06d", number % 1_000_000)
+            return digits.substring(0, 3) + " " + digits.substring(3)
+        }
 
         /** How many secrets a blob of [epoch] carries: min(e, 16). */
         fun carried(epoch: Long): Int = if (epoch >= MAX_CARRIED) MAX_CARRIED else epoch.toInt()

@@ -114,13 +114,19 @@ sealed class Scheme(val alg: String?) {
 
     /**
      * FORMAT.md §11.2: whether opening through such an entry proves the blob's writer held the entry's key, so the
-     * writer is a member: every symmetric entry. Public-key entries (and seed-form entries, which carry no counter
-     * or anchor to protect) do not.
+     * writer is a member: every symmetric entry. Public-key entries do not. A seed-form entry names no algorithm: the
+     * reader asks [algorithmAuthenticatesWriter] with the `alg` of the key that unwrapped it, as Swift does.
      */
     val authenticatesWriter: Boolean
         get() = this is A256kwStored || this is A256kwRecoveryCode || this is A256kwPassphrase || this is A256gcmkw || this is SelfEcdh
 
     companion object {
+        /**
+         * Swift `KeyWrapAlgorithm.authenticatesWriter`: `A256KW`, `A256GCMKW` (the Keystore) and
+         * `WV-ECDH-SELF+A256GCMKW` yes; `ECDH-ES+A256KW` and `RSA-OAEP-256` (anyone can wrap to a public key) no.
+         */
+        fun algorithmAuthenticatesWriter(alg: String): Boolean = alg == "A256KW" || alg == "A256GCMKW" || alg == "WV-ECDH-SELF+A256GCMKW"
+
         /** Every `alg` FORMAT.md §4.1 names. */
         val ALGORITHMS = setOf("A256KW", "A256GCMKW", "RSA-OAEP-256", "ECDH-ES+A256KW", "WV-ECDH-SELF+A256GCMKW")
     }

@@ -10,7 +10,21 @@ import javax.crypto.spec.GCMParameterSpec
 
 /**
  * The device's local state, every file sealed with AES-256-GCM under [atRestKey] with the file's name as AAD:
- * the working copy, the last synced copy and blob, the sync record, the counters and anchors, the single-use pairing key.
+ * the working copy, the last synced copy and blob, the sync record, the anti-rollback state (counters and anchors),
+ * the single-use pairing key and the count of wrong confirmation codes typed for it.
+ *
+ * The anti-rollback state (issue 26, point 10) is what makes a server's replay or forgery detectable, so losing it
+ * must not silently turn the checks off. It lives in one sealed file, [STATE], carrying a generation number that
+ * every write raises; the generation last written is pinned in a second sealed file, [GENERATION], written right
+ * after. A read refuses ([SyncException.Code.LOCAL_STORAGE]) a state whose generation is below the pin (the file was
+ * replaced by an earlier copy of itself: an older counter would let an older vault in), and a missing state once the
+ * profile has synced (a synced blob or version is kept, or a generation was pinned): never a fresh start. Sealing
+ * binds each file to its name, so one file cannot be passed off as another. What this cannot see is the state and
+ * its pin rolled back together (as when a whole-device backup is restored): nothing in the directory outlives that,
+ * short of a hardware monotonic counter; members comparing anchors (FORMAT.md §11.6) remain the check then.
+ * Profiles from before generations (separate `counters` and `anchors` files, no pin) are read once and moved over.
+ * Only [VaultSyncEngine.recover] and [VaultSyncEngine.confirmPairing], which authenticate the vault another way,
+ * replace a refused state ([reestablishAntiRollbackState]).
  *
  * On Android, [atRestKey] is a Keystore AES key without user authentication (so background syncs can read it);
  * on the JVM, a key the caller provides. The IV is whatever the cipher chose on init (the Keystore refuses
@@ -80,6 +94,9 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     fun syncedBlob(): ByteArray? = read("synced-blob")
     fun saveWorkingCopy(document: VaultDocument) = write("working", document.encoded())
     fun saveSynced(document: VaultDocument, blob: ByteArray) {
+        // From the first synced version on, the state file exists (even empty, for a seed-form vault), so that
+        // losing it is seen; a refused state refuses this write too.
+        synchronized(stateLock) { val state = loadState(); if (state.generation == 0L) storeState(1, state.counters, state.anchors) }
         write("synced", document.encoded())
         write("synced-blob", blob)
     }
@@ -88,40 +105,150 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         throw SyncException(SyncException.Code.LOCAL_STORAGE, "$name is not a vault document")
     }
 
-    /** Anchors (§11.2) persisted here beside the counters, sealed like every file (an anchor is not secret). */
-    val anchors: AnchorStore = object : AnchorStore {
-        private val lock = Any()
-        private fun all(): MutableMap<String, VaultAnchor> {
-            val text = read("anchors") ?: return HashMap()
-            // An unreadable anchor is an error, never a silently forgotten one (that would turn the checks off).
-            val broken = SyncException(SyncException.Code.LOCAL_STORAGE, "anchors cannot be read back")
-            val obj = (try { Json.parse(text) } catch (e: JsonParseError) { throw broken }) as? JsonValue.Obj ?: throw broken
-            return obj.members.map { (k, v) -> Pair(k, VaultAnchor.parse(v) ?: throw broken) }.toMap(HashMap())
-        }
-        override fun anchor(vaultId: String): VaultAnchor? = synchronized(lock) { all()[vaultId] }
-        override fun pin(vaultId: String, anchor: VaultAnchor) = synchronized(lock) {
-            val map = all()
-            if (map[vaultId] != anchor && AnchorRules.replaces(map[vaultId], anchor)) {
-                map[vaultId] = anchor
-                write("anchors", Json.write(JsonValue.Obj(map.entries.sortedBy { it.key }.map { Pair(it.key, it.value.json as JsonValue) })))
+    // MARK: the anti-rollback state (counters and anchors)
+
+    private class RollbackState(val generation: Long, val counters: Map<String, Long>, val anchors: Map<String, VaultAnchor>)
+
+    private val stateLock = Any()
+
+    private fun broken(name: String) = SyncException(SyncException.Code.LOCAL_STORAGE, "$name cannot be read back")
+
+    private fun generationIn(obj: JsonValue.Obj?, name: String): Long {
+        val generation = obj?.get("generation")?.long ?: throw broken(name)
+        if (generation < 1) throw broken(name)
+        return generation
+    }
+
+    private fun parseObject(name: String, bytes: ByteArray): JsonValue.Obj =
+        (try { Json.parse(bytes) } catch (e: JsonParseError) { throw broken(name) }) as? JsonValue.Obj ?: throw broken(name)
+
+    /** The generation last written, as [GENERATION] pins it; null if that file is absent. */
+    private fun pinnedGeneration(): Long? = read(GENERATION)?.let { generationIn(parseObject(GENERATION, it), GENERATION) }
+
+    private fun parseCounters(obj: JsonValue.Obj?, name: String): Map<String, Long> =
+        obj?.members?.map { (k, v) -> Pair(k, v.long?.takeIf { it >= 0 } ?: throw broken(name)) }?.toMap() ?: emptyMap()
+
+    // An unreadable anchor is an error, never a silently forgotten one (that would turn the checks off).
+    private fun parseAnchors(obj: JsonValue.Obj?, name: String): Map<String, VaultAnchor> =
+        obj?.members?.map { (k, v) -> Pair(k, VaultAnchor.parse(v) ?: throw broken(name)) }?.toMap() ?: emptyMap()
+
+    private fun parseState(bytes: ByteArray): RollbackState {
+        val obj = parseObject(STATE, bytes)
+        val counters = obj["counters"]?.let { it as? JsonValue.Obj ?: throw broken(STATE) }
+        val anchors = obj["anchors"]?.let { it as? JsonValue.Obj ?: throw broken(STATE) }
+        return RollbackState(generationIn(obj, STATE), parseCounters(counters, STATE), parseAnchors(anchors, STATE))
+    }
+
+    /** A synced seed-form blob (no counter, no anchor): an older library kept no state for it, and there is none to lose. */
+    private fun syncedSeedForm(): Boolean {
+        val blob = read("synced-blob") ?: return false
+        return try { VaultEnvelope.parse(blob).counter == null } catch (e: VaultException) { false }
+    }
+
+    /** Whether this profile holds a synced vault: then a missing state is an error, not a first start. */
+    private fun hasSynced(): Boolean = File(directory, "synced-blob.sealed").exists() || record().syncedVersion != null
+
+    /** A missing state is the Swift SDK's `confirmationRequired` (pair again or recover); an older copy is tampering. */
+    private fun refusal(what: String, code: SyncException.Code = SyncException.Code.LOCAL_STORAGE) = SyncException(code,
+        "the anti-rollback state $what: refusing to go on, which would accept older versions of the vault; pair this device again or recover it")
+
+    /**
+     * The state, checked: present once the profile has synced, and not older than the generation pinned in
+     * [GENERATION]. A profile from before generations (the separate `counters` and `anchors` files, no pin) is read
+     * from those, as generation 0, and moves to [STATE] at the next write.
+     */
+    private fun loadState(): RollbackState {
+        val pin = pinnedGeneration()
+        val bytes = read(STATE)
+        if (bytes == null) {
+            if (pin == null) {
+                val counters = read(LEGACY_COUNTERS)
+                val anchors = read(LEGACY_ANCHORS)
+                if (counters != null || anchors != null) return RollbackState(0,
+                    parseCounters(counters?.let { parseObject(LEGACY_COUNTERS, it) }, LEGACY_COUNTERS),
+                    parseAnchors(anchors?.let { parseObject(LEGACY_ANCHORS, it) }, LEGACY_ANCHORS))
+                if (!hasSynced() || syncedSeedForm()) return RollbackState(0, emptyMap(), emptyMap())
             }
+            throw refusal("is missing although this profile has synced (generation ${pin ?: "unknown"} was written)",
+                SyncException.Code.CONFIRMATION_REQUIRED)
+        }
+        val state = parseState(bytes)
+        if (pin != null && state.generation < pin)
+            throw refusal("file is an older copy (generation ${state.generation}; generation $pin was written since)")
+        return state
+    }
+
+    /** Writes [STATE] at the next generation, then the pin; a crash between the two leaves the state ahead, which reads. */
+    private fun storeState(generation: Long, counters: Map<String, Long>, anchors: Map<String, VaultAnchor>) {
+        write(STATE, Json.write(Json.obj("generation" to Json.int(generation),
+            "counters" to JsonValue.Obj(counters.entries.sortedBy { it.key }.map { Pair(it.key, Json.int(it.value) as JsonValue) }),
+            "anchors" to JsonValue.Obj(anchors.entries.sortedBy { it.key }.map { Pair(it.key, it.value.json as JsonValue) }))))
+        write(GENERATION, Json.write(Json.obj("generation" to Json.int(generation))))
+        delete(LEGACY_COUNTERS)
+        delete(LEGACY_ANCHORS)
+    }
+
+    /**
+     * Throws [SyncException.Code.CONFIRMATION_REQUIRED] when the anti-rollback state is missing after a sync, and
+     * [SyncException.Code.LOCAL_STORAGE] when it is an older copy or unreadable: then only [VaultSyncEngine.recover] and [VaultSyncEngine.confirmPairing]
+     * go on, through [reestablishAntiRollbackState].
+     */
+    fun checkAntiRollbackState() { synchronized(stateLock) { loadState() } }
+
+    /**
+     * Replaces an unusable state by what an open just learnt from a vault authenticated another way (a recovery
+     * key's symmetric entry, or the §11.4 code the user typed): only the engine's recover and confirmPairing call it,
+     * after that open succeeded. The new generation is above every one seen, so the replaced file stays refused.
+     */
+    internal fun reestablishAntiRollbackState(counters: Map<String, Long>, anchors: Map<String, VaultAnchor>) = synchronized(stateLock) {
+        val pin = runCatching { pinnedGeneration() }.getOrNull() ?: 0L
+        val old = runCatching { read(STATE)?.let { parseState(it) } }.getOrNull()?.generation ?: 0L
+        storeState(maxOf(pin, old) + 1, counters, anchors)
+    }
+
+    /** Anchors (§11.2), in the anti-rollback state beside the counters (an anchor is not secret). */
+    val anchors: AnchorStore = object : AnchorStore {
+        override fun anchor(vaultId: String): VaultAnchor? = synchronized(stateLock) { loadState().anchors[vaultId] }
+        override fun pin(vaultId: String, anchor: VaultAnchor) = synchronized(stateLock) {
+            val state = loadState()
+            val current = state.anchors[vaultId]
+            if (current != anchor && AnchorRules.replaces(current, anchor))
+                storeState(state.generation + 1, state.counters, state.anchors + (vaultId to anchor))
         }
     }
 
-    /** Counters persisted here, sealed, so rollback detection survives restarts. */
+    /** Counters, in the anti-rollback state, so rollback detection survives restarts. */
     val counters: CounterStore = object : CounterStore {
-        private val lock = Any()
-        private fun all(): MutableMap<String, Long> {
-            val obj = read("counters")?.let { Json.parse(it) as? JsonValue.Obj } ?: return HashMap()
-            return obj.members.mapNotNull { (k, v) -> v.long?.let { Pair(k, it) } }.toMap(HashMap())
+        override fun highest(vaultId: String): Long = synchronized(stateLock) { loadState().counters[vaultId] ?: 0 }
+        override fun advance(vaultId: String, counter: Long) = synchronized(stateLock) {
+            val state = loadState()
+            if ((state.counters[vaultId] ?: 0) < counter) storeState(state.generation + 1, state.counters + (vaultId to counter), state.anchors)
         }
-        override fun highest(vaultId: String): Long = synchronized(lock) { all()[vaultId] ?: 0 }
-        override fun advance(vaultId: String, counter: Long) = synchronized(lock) {
-            val map = all()
-            if ((map[vaultId] ?: 0) < counter) {
-                map[vaultId] = counter
-                write("counters", Json.write(JsonValue.Obj(map.entries.sortedBy { it.key }.map { Pair(it.key, Json.int(it.value) as JsonValue) })))
-            }
-        }
+    }
+
+    // MARK: wrong confirmation codes (FORMAT.md §11.4)
+
+    /** How many wrong confirmation codes were typed for the entry [kekId] (this device's, being confirmed); 0 if none. */
+    fun wrongConfirmationCodes(kekId: String): Int {
+        val obj = read(ATTEMPTS)?.let { parseObject(ATTEMPTS, it) } ?: return 0
+        if (obj["kek_id"]?.string != kekId) return 0
+        return obj["wrong"]?.long?.toInt() ?: throw broken(ATTEMPTS)
+    }
+
+    /** Records [count] wrong codes for [kekId] (one entry at a time: another kek_id's count is replaced); 0 forgets it. */
+    fun saveWrongConfirmationCodes(kekId: String, count: Int) {
+        if (count <= 0) delete(ATTEMPTS)
+        else write(ATTEMPTS, Json.write(Json.obj("kek_id" to Json.str(kekId), "wrong" to Json.int(count.toLong()))))
+    }
+
+    companion object {
+        /** The sealed anti-rollback state: `{"generation": g, "counters": {…}, "anchors": {…}}`. */
+        const val STATE = "state"
+        /** Pins the last generation of [STATE] written: `{"generation": g}`. */
+        const val GENERATION = "state-generation"
+        /** The wrong-code count of the pairing being confirmed: `{"kek_id": …, "wrong": n}`. */
+        const val ATTEMPTS = "pairing-attempts"
+        private const val LEGACY_COUNTERS = "counters"
+        private const val LEGACY_ANCHORS = "anchors"
     }
 }

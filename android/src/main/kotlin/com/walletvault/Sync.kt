@@ -27,7 +27,11 @@ sealed class SyncReport(val version: String?) {
     class Merged(version: String, val conflicts: List<String>) : SyncReport(version)
     class RateLimited(val nextAttemptAt: Long) : SyncReport(null)
     class Rotated(version: String, val skipped: List<SkippedEntry>) : SyncReport(version)
-    /** A new device's entry was saved: show [confirmationCode] so its user types it there (FORMAT.md §11.4). */
+    /**
+     * A new device's entry was saved: show [confirmationCode] so its user types it there (FORMAT.md §11.4). The code
+     * must never travel through the server (nor any channel it could touch): the user reads it off this screen and
+     * types it on the other.
+     */
     class Approved(version: String, val confirmationCode: String) : SyncReport(version)
     override fun toString() = "${javaClass.simpleName}($version)"
 }
@@ -51,21 +55,27 @@ interface DeviceKeyStore {
     fun create(): KeyEncryptionKey
 }
 
-/** A pairing request (Swift `PairingRequest`): `wvpair1.<P-256 public key>.<label>`, and its six-digit code. */
+/** A pairing request (Swift `PairingRequest`): `wvpair1.<P-256 public key>.<label>`, and its comparison value. */
 class PairingRequest(val publicKey: PublicJwk.P256, val label: String) {
     val encoded: String get() = "wvpair1.${Base64Url.encode(publicKey.x + publicKey.y)}.${Base64Url.encode(Crypto.utf8(label))}"
 
-    /** The short authentication string both devices show, `"123 456"`. */
+    /**
+     * The comparison value both devices show, for the user to compare before approving: `"0604 0512 8232 3547 2833"`.
+     * `n` = the first 8 bytes of SHA-256("WalletVault-v2 pairing comparison" ‖ 0x00 ‖ X ‖ Y) (X ‖ Y the 64-byte
+     * public key) as an unsigned big-endian 64-bit integer, written as exactly 20 decimal digits in five groups of four.
+     * 64 bits, so that no one can grind a key of their own to show the same value (the 20 bits before could be).
+     */
     val shortAuthenticationString: String
         get() {
-            val digest = Crypto.sha256(Crypto.utf8("walletvault-pairing-sas-v1") + publicKey.x + publicKey.y)
-            var number = 0L
-            for (i in 0 until 4) number = (number shl 8) or (digest[i].toLong() and 0xFF)
-            val digits = String.format("%06d", number % 1_000_000)
-            return digits.substring(0, 3) + " " + digits.substring(3)
+            val digest = Crypto.sha256(Crypto.concat(COMPARISON_DOMAIN, publicKey.x, publicKey.y))
+            // Unsigned: BigInteger of the 8 bytes as a positive number; its decimal digits are locale-free.
+            val digits = java.math.BigInteger(1, digest.copyOf(8)).toString().padStart(20, '0')
+            return digits.chunked(4).joinToString(" ")
         }
 
     companion object {
+        private val COMPARISON_DOMAIN = Crypto.utf8("WalletVault-v2 pairing comparison") + byteArrayOf(0)
+
         fun parse(text: String): PairingRequest {
             val parts = text.trim().split(".")
             val raw = parts.getOrNull(1)?.let { Base64Url.decode(it) }
@@ -128,6 +138,10 @@ class VaultSyncEngine(
     companion object {
         const val VAULT_ID = "vault"
         const val MAX_ROUNDS = 5
+        /** Wrong confirmation codes a pairing survives (FORMAT.md §11.4): the third ends it. */
+        const val MAX_WRONG_CODES = 3
+        private const val REVOKE_ADVICE =
+            "on the approving device, remove (revoke) the device entry just approved, since an impostor may be enrolled"
     }
 
     private val sealer = VaultSealer(store.counters, hint = deviceLabel, maxBlobBytes = maxBlobBytes, clock = { clock.nowMillis() }, anchors = store.anchors)
@@ -190,6 +204,8 @@ class VaultSyncEngine(
     suspend fun sync(): SyncReport = mutex.withLock { syncLocked() }
 
     private suspend fun syncLocked(): SyncReport {
+        // Issue 26 point 10: a lost or rolled-back anti-rollback state stops everything here, before any load or write.
+        store.checkAntiRollbackState()
         try {
             repeat(MAX_ROUNDS) { syncRound()?.let { return it } }
             throw SyncException(SyncException.Code.SERVER, "other devices kept saving; try again", BackupError.Conflict(null, null))
@@ -319,48 +335,99 @@ class VaultSyncEngine(
     }
 
     /**
-     * Enrolls the device that showed [request] (compare [PairingRequest.shortAuthenticationString] first). Returns
+     * Enrolls the device that showed [request] (compare [PairingRequest.shortAuthenticationString] on both screens
+     * first); a device that already has an entry keeps it and this only saves (as Swift's `approve`). Returns
      * [SyncReport.Approved] with the confirmation code to show: the new device's user types it there
-     * ([confirmPairing]) so that the new device knows the vault it reads is this one (FORMAT.md §11.4).
+     * ([confirmPairing]) so that the new device knows the vault it reads is this one (FORMAT.md §11.4). The code
+     * covers the exact blob saved here and the new device's entry; it must never travel through the server.
      */
     suspend fun approve(request: PairingRequest): SyncReport.Approved = mutex.withLock {
         syncLocked()
         val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
         val start = snapshot()
         val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
-        val state = envelopeCall { sealer.enroll(PublicKeyRecipient(request.publicKey), request.label, openSynced()) }
+        val recipient = PublicKeyRecipient(request.publicKey)
+        val synced = openSynced()
+        val state = if (synced.entries.any { it.kekId == recipient.kekId }) synced else envelopeCall { sealer.enroll(recipient, request.label, synced) }
         val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
         val saved = upload(sealed, working, BackupClient.Precondition.IfMatch(version), start)
-        SyncReport.Approved(saved, sealed.state.confirmationCode(request.publicKey)!!)
+        SyncReport.Approved(saved, sealed.state.confirmationCode(recipient.kekId, sealed.blob)!!)
     }
 
     /**
      * The new device's side of FORMAT.md §11.4, after [sync] failed with [SyncException.Code.CONFIRMATION_REQUIRED]:
-     * reads the server's blob through this device's pairing entry without storing anything, and only if [code]
-     * (as the approving device shows it, `"123 456"`; spaces and dashes ignored) is the one computed from that blob
-     * pins the vault's anchor, then restores as [sync] does. Otherwise [SyncException.Code.CONFIRMATION_MISMATCH] and
-     * nothing stored changes: pair again.
+     * reads the server's blob through this device's entry (its pairing key's first, else any key it holds) without
+     * storing anything, and only if [code] (as the approving device shows it, `"123 456"`; spaces and dashes ignored;
+     * typed by the user, never sent through the server) is the one computed from that exact blob and entry pins the
+     * vault's anchor, then restores as [sync] does.
+     *
+     * A wrong code is [SyncException.Code.CONFIRMATION_MISMATCH]: nothing of the vault is stored, only the count of
+     * wrong codes for this entry (kept in the [LocalVaultStore], so restarts do not reset it), and the message says to
+     * revoke the entry just approved on the approving device, since an impostor may be enrolled. The
+     * [MAX_WRONG_CODES]th ends the pairing: a device that is not yet a member (nothing synced or pinned) discards
+     * its pairing key, so the approver's entry for it is useless, and pairing starts again with a new
+     * [pairingRequest]; a member keeps its key (its wrong codes are counted, never void it, as in Swift). A correct
+     * code resets the count. Not six digits:
+     * [SyncException.Code.INVALID_INPUT], not counted.
+     *
+     * This is also how a device whose anti-rollback state was lost or replaced by an older copy gets back in (pair
+     * it again): the typed code authenticates the vault, and the state is written anew from it.
      */
     suspend fun confirmPairing(code: String): SyncReport = mutex.withLock {
+        if (VaultSecrets.normalizeCode(code) == null)
+            throw SyncException(SyncException.Code.INVALID_INPUT, "a confirmation code is six digits, as the approving device shows them")
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
-        val keys = ownKeys()
+        val pairing = pairingKey()
+        val keys = listOfNotNull(pairing, deviceKeys.current())
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; make a pairing request first")
-        val opened = envelopeCall { opener.openUnconfirmed(remote.blob, VAULT_ID, keys) }
-        // The P-256 key the approver wrapped to: the pairing key, else the (public-key) entry this device read through.
-        val used = keys.firstOrNull { key -> opened.state.entries.any { it.kekId == key.kekId } }
-        val device = (used as? DeviceKek)?.publicKey
-            ?: throw SyncException(SyncException.Code.INVALID_INPUT, "this device did not read the vault through a P-256 pairing entry")
-        envelopeCall { opener.confirmPairing(opened, VAULT_ID, code, device) }
+        val opened = reestablishing { via ->
+            val unconfirmed = envelopeCall { via.openUnconfirmed(remote.blob, VAULT_ID, keys) }
+            checkCode(via, unconfirmed, code, pairing)
+            unconfirmed
+        }
         restore(remote, start, opened)
     }
 
+    /** The §11.4 comparison with the cap on wrong codes ([confirmPairing]). */
+    private suspend fun checkCode(via: VaultOpener, opened: OpenedVault, code: String, pairing: DeviceKek?) {
+        val kekId = opened.kekId
+        try {
+            envelopeCall { via.confirmPairing(opened, VAULT_ID, code) }
+        } catch (e: SyncException) {
+            if (e.code != SyncException.Code.CONFIRMATION_MISMATCH) throw e
+            val wrong = store.wrongConfirmationCodes(kekId) + 1
+            // A member confirming again (something synced or pinned) keeps its key, as in Swift: counted, never voided.
+            val member = store.syncedBlob() != null || store.record().syncedVersion != null ||
+                runCatching { store.anchors.anchor(VAULT_ID) }.getOrNull() != null
+            if (wrong < MAX_WRONG_CODES || member || pairing == null || pairing.kekId != kekId) {
+                store.saveWrongConfirmationCodes(kekId, wrong)
+                throw SyncException(SyncException.Code.CONFIRMATION_MISMATCH, "the code typed is not the one computed from the vault the server " +
+                    "sent; nothing was stored. If it was typed as shown, $REVOKE_ADVICE" +
+                    (if (member) "" else " (${MAX_WRONG_CODES - wrong} more tries with this pairing request)"), cause = e.cause)
+            }
+            store.delete("pairing-key")
+            store.saveWrongConfirmationCodes(kekId, 0)
+            throw SyncException(SyncException.Code.CONFIRMATION_MISMATCH, "$wrong wrong codes: this pairing request is void and its key " +
+                "discarded (nothing was stored). $REVOKE_ADVICE; then pairing must start again with a new request", cause = e.cause)
+        }
+        store.saveWrongConfirmationCodes(kekId, 0)
+    }
+
     /**
-     * The code [approve] returned, again (Swift `confirmationCode(for:)`): computed from the synced version, so it is
-     * the new device's code while no one rotated the vault secret since.
+     * The code [approve] returned, again (Swift `confirmationCode(for:)`): computed over the synced blob's exact bytes
+     * and its entry for [request]'s key, so it is the new device's code while that blob is the server's newest. Show it
+     * on this screen only; it must never travel through the server.
      */
-    suspend fun confirmationCode(request: PairingRequest): String = mutex.withLock {
-        openSynced().confirmationCode(request.publicKey)
+    suspend fun confirmationCode(request: PairingRequest): String = confirmationCode(PublicKeyRecipient(request.publicKey).kekId)
+
+    /** As [confirmationCode] for a request, for the entry [kekId] of any key kind (a member that must confirm again). */
+    suspend fun confirmationCode(kekId: String): String = mutex.withLock {
+        val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
+        val state = open(blob, ownKeys()).state
+        if (state.entries.none { it.kekId == kekId })
+            throw SyncException(SyncException.Code.INVALID_INPUT, "the synced vault has no entry for this device: approve the request first")
+        state.confirmationCode(kekId, blob)
             ?: throw SyncException(SyncException.Code.NO_VAULT, "the synced vault has no vault_id yet: approve the request first")
     }
 
@@ -378,7 +445,8 @@ class VaultSyncEngine(
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
         val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
-        val opened = open(remote.blob, listOf(recoveryKey))
+        // A lost or rolled-back anti-rollback state is written anew from what the recovery key's entry authenticates.
+        val opened = reestablishing { via -> open(remote.blob, listOf(recoveryKey), via) }
         val cloud = decode(opened.plaintext)
         // Edits made here before the key died are merged in (the later change wins an item both changed), not dropped.
         val local = start.document
@@ -450,17 +518,29 @@ class VaultSyncEngine(
         return open(blob, ownKeys()).state
     }
 
-    private suspend fun open(blob: ByteArray, keys: List<KeyEncryptionKey>): OpenedVault {
+    /**
+     * Runs [opening] with the engine's opener over the local anti-rollback state; when the store refuses that state
+     * (lost after a sync, or an older copy, see [LocalVaultStore]) against an empty one instead, and only once it
+     * succeeded writes what it learnt (counter, anchor) as the new state. For [recover] and [confirmPairing] only: the
+     * recovery key's symmetric entry or the typed code authenticates the vault without the old state.
+     */
+    private suspend fun reestablishing(opening: suspend (VaultOpener) -> OpenedVault): OpenedVault {
+        val refused = try { store.checkAntiRollbackState(); false } catch (e: SyncException) { true }
+        if (!refused) return opening(opener)
+        val fresh = InMemoryCounterStore()
+        val opened = opening(VaultOpener(fresh, fresh, opener.maxBlobBytes))
+        val counter = fresh.highest(VAULT_ID)
+        store.reestablishAntiRollbackState(if (counter > 0) mapOf(VAULT_ID to counter) else emptyMap(),
+            fresh.anchor(VAULT_ID)?.let { mapOf(VAULT_ID to it) } ?: emptyMap())
+        return opened
+    }
+
+    private suspend fun open(blob: ByteArray, keys: List<KeyEncryptionKey>, via: VaultOpener = opener): OpenedVault {
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; pair it or recover")
         try {
-            val opened = envelopeCall { opener.open(blob, VAULT_ID, keys) }
-            // FORMAT.md §11.3 opens a pre-anchor blob read through a public-key entry (compatibility) and stores nothing
-            // of it; the engine would store its content and write on from it, so it asks for a vault it can confirm:
-            // every current writer (an approver included) writes anchored blobs.
-            if (!opened.authenticatedWriter && opened.state.secrets == null && store.anchors.anchor(VAULT_ID) == null)
-                throw SyncException(SyncException.Code.CONFIRMATION_REQUIRED, "the vault (no vault_id yet) was read through a public-key entry: " +
-                    "a member device must sync it first, then confirm this device with its code")
-            return opened
+            // FORMAT.md §11.3: the opener refuses a pre-anchor blob read through a public-key entry (unconfirmedVault,
+            // CONFIRMATION_REQUIRED here): a member device must sync it first, then confirm this device with its code.
+            return envelopeCall { via.open(blob, VAULT_ID, keys) }
         } catch (e: SyncException) {
             // A device that was a member of the last version it synced has been revoked, not "never paired": say who.
             val device = deviceKeys.current()

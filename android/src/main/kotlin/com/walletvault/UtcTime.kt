@@ -53,7 +53,7 @@ object UtcTime {
         val msOfDay = Math.floorMod(millis, 86_400_000L)
         val (year, month, day) = civilFromDays(days)
         val seconds = (msOfDay / 1000).toInt()
-        return String.format("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, seconds / 3600, seconds / 60 % 60, seconds % 60, (msOfDay % 1000).toInt())
+        return String.format(java.util.Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, seconds / 3600, seconds / 60 % 60, seconds % 60, (msOfDay % 1000).toInt())
     }
 
     fun now(): Long = System.currentTimeMillis()

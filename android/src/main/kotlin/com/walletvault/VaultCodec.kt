@@ -25,8 +25,11 @@ class VaultState internal constructor(
     val dekSeals: Long get() = envelope.dekSeals ?: 0
     /** The anchor `(vault_id, e, F(e))` of this version, or null before the vault has one (§11.2). */
     val anchor: VaultAnchor? get() = secrets?.anchor
-    /** §11.4: the code the approver shows after saving a new device's entry; null before the vault has an anchor. */
-    fun confirmationCode(device: PublicJwk.P256): String? = secrets?.confirmationCode(device)
+    /**
+     * §11.4: the code the approver shows after saving a new device's entry, over [blob] (this version's exact bytes,
+     * as saved) and [kekId] (the `kek_id` of the new device's entry); null before the vault has an anchor.
+     */
+    fun confirmationCode(kekId: String, blob: ByteArray): String? = secrets?.confirmationCode(kekId, blob)
     /** The vault secrets (secret): for writing test vectors and for tools; apps never need them. */
     fun exportVaultSecrets(): List<ByteArray> = secrets?.secrets?.map { it.copyOf() } ?: emptyList()
     internal fun withEntries(entries: List<WrappedKey>) = VaultState(vaultId, envelope, entries, dek, secrets, rotateSecret)
@@ -35,9 +38,14 @@ class VaultState internal constructor(
 
 /**
  * An opened blob. [authenticatedWriter] says whether the entry it opened through proves its writer held that
- * entry's key (§11.2).
+ * entry's key (§11.2); [kekId] is that entry's `kek_id`. [blob] is the exact text opened when the opener was given
+ * bytes (what a §11.4 confirmation code covers), null when it was given a parsed [VaultEnvelope].
  */
-class OpenedVault(val plaintext: ByteArray, val state: VaultState, val authenticatedWriter: Boolean = true)
+class OpenedVault(val plaintext: ByteArray, val state: VaultState, val authenticatedWriter: Boolean = true,
+                  val kekId: String = "", blob: ByteArray? = null) {
+    private val blobBytes = blob?.copyOf()
+    val blob: ByteArray? get() = blobBytes?.copyOf()
+}
 
 /**
  * Opens blobs of either form with the checks of FORMAT.md §8 and §11.3, in their order, and stores the counter
@@ -51,7 +59,7 @@ class VaultOpener(
     val maxBlobBytes: Int = 1_048_576
 ) {
     suspend fun open(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
-        open(parse(blob), vaultId, keys)
+        open(parse(blob), vaultId, keys, blob)
 
     /** A text longer than [maxBlobBytes] is refused before it is parsed (`blobTooLarge`). */
     private fun parse(blob: ByteArray): VaultEnvelope {
@@ -59,17 +67,19 @@ class VaultOpener(
         return VaultEnvelope.parse(blob)
     }
 
-    suspend fun open(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault {
-        val opened = verify(envelope, vaultId, keys, Mode.OPEN)
+    suspend fun open(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault = open(envelope, vaultId, keys, null)
+
+    private suspend fun open(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>, blob: ByteArray?): OpenedVault {
+        val opened = verify(envelope, vaultId, keys, Mode.OPEN, blob)
         val counter = envelope.counter
         val secrets = opened.state.secrets
         if (secrets != null) {
             // §11.3 step 3: the anchor moves forward, then the counter.
             anchors.pin(vaultId, secrets.anchor)
             counters.advance(vaultId, counter!!)
-        } else if (counter != null && opened.authenticatedWriter) {
-            // A pre-anchor extended blob (only with no anchor pinned: verify refuses it otherwise): its counter is stored only when
-            // its entry authenticates the writer; a forged 2^53 − 1 through a public-key entry stores nothing.
+        } else if (counter != null) {
+            // A pre-anchor extended blob (only with no anchor pinned, and only through an entry that authenticates its
+            // writer: verify refuses it otherwise), so a forged 2^53 − 1 through a public-key entry never gets here.
             counters.advance(vaultId, counter)
         }
         return opened
@@ -80,17 +90,19 @@ class VaultOpener(
      * public-key entry is not refused `unconfirmedVault`; nothing is stored. Pass the result to [confirmPairing].
      */
     suspend fun openUnconfirmed(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
-        verify(parse(blob), vaultId, keys, Mode.CONFIRM)
+        verify(parse(blob), vaultId, keys, Mode.CONFIRM, blob)
 
     /**
      * §11.4: pins the anchor of [opened] (from [openUnconfirmed]) and accepts its counter only if [typedCode] is the
-     * code computed from its vault secret and [device] (this device's P-256 key that the approver wrapped to);
-     * `pairingMismatch` otherwise, and nothing is stored.
+     * code computed from its vault secret, the exact blob opened and the `kek_id` of the entry it was opened through
+     * (this device's entry, of any key kind); `pairingMismatch` otherwise, and nothing is stored. The codes are
+     * compared in constant time.
      */
-    fun confirmPairing(opened: OpenedVault, vaultId: String, typedCode: String, device: PublicJwk.P256) {
+    fun confirmPairing(opened: OpenedVault, vaultId: String, typedCode: String) {
         val secrets = opened.state.secrets ?: throw VaultException.UnconfirmedVault("the blob has no vault secret to confirm")
+        val blob = opened.blob ?: throw IllegalArgumentException("confirm a vault opened by openUnconfirmed (from the blob's bytes)")
         val typed = VaultSecrets.normalizeCode(typedCode) ?: throw VaultException.PairingMismatch("the code must be six digits")
-        val expected = VaultSecrets.normalizeCode(secrets.confirmationCode(device))!!
+        val expected = VaultSecrets.normalizeCode(secrets.confirmationCode(opened.kekId, blob))!!
         if (!Crypto.constantTimeEquals(Crypto.utf8(typed), Crypto.utf8(expected)))
             throw VaultException.PairingMismatch("the code typed is not the one computed from the vault the server sent")
         // What is stored may have moved on while the user typed: the checks that need no key, against it now.
@@ -115,7 +127,7 @@ class VaultOpener(
      */
     suspend fun openPastVersion(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>, current: VaultState): OpenedVault {
         val envelope = parse(blob)
-        val opened = verify(envelope, vaultId, keys, Mode.PAST)
+        val opened = verify(envelope, vaultId, keys, Mode.PAST, blob)
         val carried = current.secrets
         val old = opened.state.secrets
         if (old == null) {
@@ -130,7 +142,7 @@ class VaultOpener(
 
     private enum class Mode { OPEN, CONFIRM, PAST }
 
-    private suspend fun verify(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>, mode: Mode): OpenedVault {
+    private suspend fun verify(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>, mode: Mode, blob: ByteArray?): OpenedVault {
         val pinned = anchors.anchor(vaultId)
         val counter = envelope.counter
         // §11.3 step 1, before any key is used: a pinned reader refuses pre-anchor blobs, other vaults, older epochs.
@@ -182,7 +194,8 @@ class VaultOpener(
             plaintext = Crypto.gcmOpen(dek, envelope.iv, envelope.ciphertext + envelope.tag, null)
                 ?: throw VaultException.CiphertextAltered("the vault ciphertext, IV or tag does not verify")
         }
-        val authenticated = entry.scheme.authenticatesWriter
+        // A seed-form entry names no algorithm: the key that unwrapped it says (Swift: `entry.algorithm ?? key.algorithm`).
+        val authenticated = if (entry.scheme is Scheme.Seed) Scheme.algorithmAuthenticatesWriter(key.alg) else entry.scheme.authenticatesWriter
         if (secrets != null && mode != Mode.PAST) {
             if (pinned != null) {
                 val carried = secrets.secret(pinned.epoch)
@@ -196,7 +209,12 @@ class VaultOpener(
                 throw VaultException.UnconfirmedVault("an anchored blob read through a ${entry.scheme.alg} entry with no anchor pinned: confirm pairing first")
             }
         }
-        return OpenedVault(plaintext, VaultState(vaultId, envelope, envelope.entries, dek, secrets), authenticated)
+        // §11.3: a blob without vault_id (seed form or pre-anchor; it gets here only with nothing pinned) is taken only
+        // through an entry that authenticates its writer: anyone who knows a public key can write the rest.
+        if (secrets == null && !authenticated && mode == Mode.OPEN)
+            throw VaultException.UnconfirmedVault("a version without a vault identity read through a public-key entry proves no writer: " +
+                "a member device must write the vault first, then confirm this device")
+        return OpenedVault(plaintext, VaultState(vaultId, envelope, envelope.entries, dek, secrets), authenticated, entry.kekId, blob)
     }
 }
 

@@ -93,7 +93,7 @@ class AnchorTest {
         val store = InMemoryCounterStore()
         val opener = VaultOpener(store)
         val opened = runSuspending { opener.openUnconfirmed(blob, "v", listOf(paired)) }
-        opener.confirmPairing(opened, "v", state.confirmationCode(paired.publicKey)!!, paired.publicKey)
+        opener.confirmPairing(opened, "v", state.confirmationCode(paired.kekId, blob)!!)
         return store
     }
 
@@ -113,10 +113,10 @@ class AnchorTest {
     fun aBlobForgedFromAMembersPublicJwkWithTheHighestCounterIsRefusedAndStoresNothing() {
         val jwk = Forger.jwkOf(created.blob, paired.kekId)
         // The pre-anchor forgery of issue 14 (before §11 it opened and raised the counter to 2^53 − 1, locking the
-        // reader out for ever). A reader with no anchor still opens it (compatibility), but stores no counter.
+        // reader out for ever). A reader with no anchor refuses it too (§11.3, issue 26): unconfirmedVault, nothing stored.
         val unpinned = InMemoryCounterStore()
         val preAnchor = Forger.fromPublicKey(jwk, Forger.MAX_COUNTER, null)
-        open(unpinned, preAnchor, paired)
+        TestSupport.expectThrows<VaultException.UnconfirmedVault> { open(unpinned, preAnchor, paired) }
         assertEquals(0L, unpinned.highest("v"), "a forged counter reached the counter store")
         assertNull(unpinned.anchor("v"))
         // An anchored forgery (its own vault_id and secret): unconfirmedVault for a reader with no anchor, nothing stored.
@@ -301,7 +301,7 @@ class AnchorTest {
 
     @Test
     fun pairingConfirmationPinsOnlyOnTheApproversCode() {
-        val code = created.state.confirmationCode(paired.publicKey)!!
+        val code = created.state.confirmationCode(paired.kekId, created.blob)!!
         assertTrue(Regex("\\d{3} \\d{3}").matches(code), code)
         val store = InMemoryCounterStore()
         val opener = VaultOpener(store)
@@ -312,20 +312,21 @@ class AnchorTest {
         assertEquals(0L, store.highest("v"))
         // Mismatches (another code, another key's code, not a code) store nothing.
         val digits = code.replace(" ", "").toInt()
-        val wrong = String.format("%06d", (digits + 1) % 1_000_000)
-        for (typed in listOf(wrong, created.state.confirmationCode(DeviceKek.generate().publicKey)!!, "12345", "abc def", "")) {
+        val wrong = String.format(java.util.Locale.ROOT, "%06d", (digits + 1) % 1_000_000)
+        for (typed in listOf(wrong, created.state.confirmationCode(DeviceKek.generate().kekId, created.blob)!!,
+                created.state.confirmationCode(paired.kekId, created.blob + byteArrayOf(0x0A))!!, "12345", "abc def", "")) {
             if (typed.replace(" ", "") == code.replace(" ", "")) continue
-            TestSupport.expectThrows<VaultException.PairingMismatch> { opener.confirmPairing(opened, "v", typed, paired.publicKey) }
+            TestSupport.expectThrows<VaultException.PairingMismatch> { opener.confirmPairing(opened, "v", typed) }
             assertNull(store.anchor("v"))
             assertEquals(0L, store.highest("v"))
         }
         // A server's own blob for the new device (its own secret) gives another code: the user's code does not match.
         val forged = Forger.fromPublicKey(Forger.jwkOf(created.blob, paired.kekId), 5, Forger.Anchor(Crypto.randomBytes(16), 1, listOf(Crypto.randomBytes(32))))
         val forgedOpened = runSuspending { opener.openUnconfirmed(forged, "v", listOf(paired)) }
-        TestSupport.expectThrows<VaultException.PairingMismatch> { opener.confirmPairing(forgedOpened, "v", code, paired.publicKey) }
+        TestSupport.expectThrows<VaultException.PairingMismatch> { opener.confirmPairing(forgedOpened, "v", code) }
         assertNull(store.anchor("v"))
         // The typed code matches (spaces and dashes ignored): pinned, counter accepted, later opens need no confirmation.
-        opener.confirmPairing(opened, "v", code.replace(" ", "-"), paired.publicKey)
+        opener.confirmPairing(opened, "v", code.replace(" ", "-"))
         assertEquals(created.state.anchor, store.anchor("v"))
         assertEquals(1L, store.highest("v"))
         open(store, created.blob, paired)
@@ -335,11 +336,16 @@ class AnchorTest {
     fun theConfirmationCodeIsTheOneSection114Defines() {
         val id = created.state.envelope.vaultIdentifier!!
         val secret = created.state.exportVaultSecrets().last()
-        val mac = Crypto.hmac(secret, Crypto.concat(Crypto.utf8("WalletVault-v1 pairing confirmation"), byteArrayOf(0), id, Forger.u64be(1),
-            paired.publicKey.x, paired.publicKey.y))
+        val kekId = Crypto.utf8(paired.kekId)
+        val mac = Crypto.hmac(secret, Crypto.concat(Crypto.utf8("WalletVault-v1 pairing confirmation v2"), byteArrayOf(0), id, Forger.u64be(1),
+            Crypto.u32be(kekId.size), kekId, Crypto.sha256(created.blob)))
         val number = ((mac[0].toLong() and 0xFF) shl 24) or ((mac[1].toLong() and 0xFF) shl 16) or ((mac[2].toLong() and 0xFF) shl 8) or (mac[3].toLong() and 0xFF)
-        val digits = String.format("%06d", number % 1_000_000)
-        assertEquals(digits.substring(0, 3) + " " + digits.substring(3), created.state.confirmationCode(paired.publicKey))
+        val digits = String.format(java.util.Locale.ROOT, "%06d", number % 1_000_000)
+        assertEquals(digits.substring(0, 3) + " " + digits.substring(3), created.state.confirmationCode(paired.kekId, created.blob))
+        // The vector computed independently (Python): S_e = 32 × 0x11, vault_id = 0x00…0x0f, e = 3, kek_id "kid-example",
+        // blob the 7 bytes {"v":1}.
+        assertEquals("093 043", VaultSecrets.confirmationCode(ByteArray(32) { 0x11 }, ByteArray(16) { it.toByte() }, 3, "kid-example",
+            Crypto.utf8("{\"v\":1}")))
         TestSupport.assertBytes(Forger.fingerprint(id, 1, secret), created.state.anchor!!.fingerprint)
     }
 
@@ -479,8 +485,8 @@ class AnchorTest {
         reopened.anchors.pin("v", rotated)
         reopened.anchors.pin("v", anchor)
         assertEquals(rotated, LocalVaultStore(directory, key).anchors.anchor("v"))
-        assertTrue(File(directory, "anchors.sealed").exists())
-        assertFalse(String(File(directory, "anchors.sealed").readBytes(), Charsets.ISO_8859_1).contains(anchor.idText))
+        assertTrue(File(directory, "state.sealed").exists())
+        assertFalse(String(File(directory, "state.sealed").readBytes(), Charsets.ISO_8859_1).contains(anchor.idText))
         // A reader over the store refuses what the anchor excludes, after a restart.
         TestSupport.expectThrows<VaultException.Downgrade> { runSuspending { VaultOpener(reopened.counters, reopened.anchors).open(created.blob, "v", listOf(phone)) } }
         directory.deleteRecursively()

@@ -121,11 +121,11 @@ class EndToEndTest {
         val requested = cliOk("cli-a", "pair", "request")
         val line = requested.stdout.lines().first { it.startsWith("wvpair1.") }
         val request = PairingRequest.parse(line)
-        assertTrue(requested.stdout.contains(request.shortAuthenticationString), "both sides show the same six digits: $requested")
+        assertTrue(requested.stdout.contains(request.shortAuthenticationString), "both sides show the same comparison value: $requested")
         val approved = runSuspending { kotlin.engine.approve(request) }
         // FORMAT.md §11.4: the CLI reads through a public-key entry, so it confirms the vault with the Kotlin code.
         assertEquals(4, cli("cli-a", "pull").code, "not before the confirmation")
-        val wrong = String.format("%06d", (approved.confirmationCode.replace(" ", "").toInt() + 1) % 1_000_000)
+        val wrong = String.format(java.util.Locale.ROOT, "%06d", (approved.confirmationCode.replace(" ", "").toInt() + 1) % 1_000_000)
         assertEquals(6, cli("cli-a", "pair", "confirm", wrong).code, "a wrong code is refused")
         cliOk("cli-a", "pair", "confirm", approved.confirmationCode)
         assertEquals(approved.confirmationCode, runSuspending { kotlin.engine.confirmationCode(request) })
@@ -152,7 +152,7 @@ class EndToEndTest {
         val confirmation = Regex("Confirmation code for it: (\\d{3} \\d{3})").find(approval.stdout)?.groupValues?.get(1)
             ?: fail("no confirmation code in $approval")
         expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { kotlin.sync() }
-        val wrong = String.format("%06d", (confirmation.replace(" ", "").toInt() + 1) % 1_000_000)
+        val wrong = String.format(java.util.Locale.ROOT, "%06d", (confirmation.replace(" ", "").toInt() + 1) % 1_000_000)
         expectSync(SyncException.Code.CONFIRMATION_MISMATCH) { runSuspending { kotlin.engine.confirmPairing(wrong) } }
         assertTrue(runSuspending { kotlin.engine.confirmPairing(confirmation) } is SyncReport.Restored)
         assertEquals("P-1", kotlin.value("passport"))

@@ -55,7 +55,8 @@ class FormatVectorTest {
         private fun state(store: InMemoryCounterStore) = "${store.highest("vectors")} ${store.anchor("vectors")}"
 
         /**
-         * A positive vector opens (through the confirmation of FORMAT.md §11.4 when it names a `confirmation_code`)
+         * A positive vector opens (through the confirmation of FORMAT.md §11.4 when it names a `confirmation_code`,
+         * computed over the `.blob.json` file's exact bytes and the entry's kek_id, or `confirmation_kek_id`)
          * and leaves the reader with the `anchor` and `expect_counter` it names; a negative one (`expect_error`) is
          * refused with that error and leaves the reader's state as `reader` gave it.
          */
@@ -82,13 +83,20 @@ class FormatVectorTest {
                     assertEquals(expectedError, e.code, "$name: ${e.message}")
                 }
                 assertEquals(before, state(store), "$name: the reader's state changed")
+                // A refusal after the unwrap (a public-key entry that proves no writer) still holds the key to its DEK.
+                description["dek"]?.string?.let { dek ->
+                    val entry = VaultEnvelope.parse(blob).entries.first { it.kekId == key.kekId }
+                    assertEquals(dek, Base64Url.encode(runSuspending { key.unwrap(entry) }), "$name dek")
+                }
                 return
             }
             val code = description["confirmation_code"]?.string
-            val opened = if (code != null && key is DeviceKek) {
+            val opened = if (code != null) {
+                // §11.4 v2: the code covers the blob file's exact bytes and the kek_id of the entry opened through.
                 val unconfirmed = runSuspending { opener.openUnconfirmed(blob, "vectors", listOf(key)) }
                 assertEquals(before, state(store), "$name: opening for confirmation stored something")
-                opener.confirmPairing(unconfirmed, "vectors", code, key.publicKey)
+                assertEquals(description["confirmation_kek_id"]?.string ?: key.kekId, unconfirmed.kekId, "$name confirmation_kek_id")
+                opener.confirmPairing(unconfirmed, "vectors", code)
                 unconfirmed
             } else runSuspending { opener.open(blob, "vectors", listOf(key)) }
             val envelope = opened.state.envelope

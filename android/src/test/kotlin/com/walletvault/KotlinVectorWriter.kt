@@ -42,7 +42,11 @@ class KotlinVectorWriter {
         val anchor = vault.state.anchor!!
         val extra = arrayListOf<Pair<String, JsonValue>>("anchor" to anchorJson(anchor), "expect_counter" to Json.int(1))
         when (how) {
-            "confirm" -> extra.add("confirmation_code" to Json.str(vault.state.confirmationCode((key as DeviceKek).publicKey)!!))
+            // §11.4 v2: over the blob file's exact bytes (with its final newline, as written below) and the entry's kek_id.
+            "confirm" -> {
+                extra.add("confirmation_code" to Json.str(vault.state.confirmationCode(key.kekId, vault.blob + byteArrayOf(0x0A))!!))
+                extra.add("confirmation_kek_id" to Json.str(key.kekId))
+            }
             "pinned" -> extra.add("reader" to Json.obj("counter" to Json.int(1), "anchor" to anchorJson(anchor)))
         }
         write(name, vault.blob, kind, keyMembers, key.kekId, key.alg, extra, vault.state)

@@ -140,7 +140,9 @@ class ReaderRulesTest {
         cipher.init(Cipher.ENCRYPT_MODE, Crypto.rsaPublicKey(rsa.recipient.publicKey.let { (it as PublicJwk.Rsa).n }, (rsa.recipient.publicKey as PublicJwk.Rsa).e))
         val sha1Mgf = cipher.doFinal(dek)
         val seed = VaultSealer(InMemoryCounterStore()).sealSeedForm(TestSupport.plaintext, dek, listOf(WrappedKey(rsa.kekId, sha1Mgf, Scheme.Seed)))
-        TestSupport.assertBytes(TestSupport.plaintext, runSuspending { VaultOpener(InMemoryCounterStore()).open(seed, "s", listOf(rsa)) }.plaintext)
+        TestSupport.assertBytes(dek, runSuspending { rsa.unwrap(VaultEnvelope.parse(seed).entries.single()) })
+        // The key reads it, but a reader takes no version without a vault identity through a public-key entry (§11.3).
+        TestSupport.expectThrows<VaultException.UnconfirmedVault> { runSuspending { VaultOpener(InMemoryCounterStore()).open(seed, "s", listOf(rsa)) } }
         // An RSA-OAEP-256 entry is MGF1-SHA-256 only.
         val extended = WrappedKey(rsa.kekId, sha1Mgf, Scheme.RsaOaep256(rsa.recipient.publicKey as PublicJwk.Rsa), "r", created)
         TestSupport.expectThrows<VaultException.UnwrapFailed> { runSuspending { rsa.unwrap(extended) } }

@@ -49,7 +49,7 @@ class SyncEngineTest {
         val request = b.engine.pairingRequest()
         val received = PairingRequest.parse(request.encoded)
         assertEquals(request.shortAuthenticationString, received.shortAuthenticationString)
-        assertTrue(Regex("\\d{3} \\d{3}").matches(received.shortAuthenticationString))
+        assertTrue(Regex("\\d{4}( \\d{4}){4}").matches(received.shortAuthenticationString))
         val approved = runSuspending { a.engine.approve(received) }
         assertTrue(Regex("\\d{3} \\d{3}").matches(approved.confirmationCode), approved.confirmationCode)
         // FORMAT.md §11.4: B reads through a public-key entry, so it must confirm the vault with A's code first.
@@ -214,10 +214,12 @@ class SyncEngineTest {
         expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { b.sync() }
         val files = { b.directory.listFiles()!!.map { it.name }.filter { !it.startsWith(".") }.sorted() }
         val before = files()
-        val wrong = String.format("%06d", (approved.confirmationCode.replace(" ", "").toInt() + 1) % 1_000_000)
+        val wrong = String.format(java.util.Locale.ROOT, "%06d", (approved.confirmationCode.replace(" ", "").toInt() + 1) % 1_000_000)
         expectSync(SyncException.Code.CONFIRMATION_MISMATCH) { runSuspending { b.engine.confirmPairing(wrong) } }
-        assertEquals(before, files(), "nothing stored")
-        assertFalse(before.contains("anchors.sealed") || before.contains("counters.sealed") || before.contains("synced-blob.sealed"), before.toString())
+        // Nothing stored but the count of wrong codes (FORMAT.md §11.4: three per pairing).
+        assertEquals(before, files().filter { it != "pairing-attempts.sealed" }, "nothing stored")
+        assertTrue(files().contains("pairing-attempts.sealed"))
+        assertFalse(files().any { it.startsWith("state") || it == "synced-blob.sealed" }, files().toString())
         assertEquals(null, b.engine.anchor())
         assertEquals(null, b.engine.document())
         // The code as the user might type it.

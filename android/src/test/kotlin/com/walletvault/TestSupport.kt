@@ -41,7 +41,7 @@ object TestSupport {
         throw AssertionError()
     }
 
-    fun hex(bytes: ByteArray) = bytes.joinToString("") { String.format("%02x", it) }
+    fun hex(bytes: ByteArray) = bytes.joinToString("") { String.format(java.util.Locale.ROOT, "%02x", it) }
 
     fun assertBytes(expected: ByteArray, actual: ByteArray) = assertEquals(hex(expected), hex(actual))
 }
