@@ -66,6 +66,14 @@ class InMemoryCounterStore : CounterStore, AnchorStore {
     override fun pin(vaultId: String, anchor: VaultAnchor) {
         synchronized(anchors) { if (AnchorRules.replaces(anchors[vaultId], anchor)) anchors[vaultId] = anchor }
     }
+    private val seen = HashMap<String, Map<Long, ByteArray>>()
+    override fun acceptedDigest(vaultId: String, counter: Long): ByteArray? = synchronized(seen) { seen[vaultId]?.get(counter)?.copyOf() }
+    override fun hasSeen(vaultId: String, digest: ByteArray): Boolean = synchronized(seen) { VersionDigests.contains(seen[vaultId], digest) }
+    override fun remember(vaultId: String, counter: Long, digest: ByteArray) {
+        synchronized(seen) { seen[vaultId] = VersionDigests.adding(seen[vaultId] ?: emptyMap(), counter, digest) }
+    }
+    /** The digests kept for [vaultId], by counter. */
+    internal fun seenDigests(vaultId: String): Map<Long, ByteArray> = synchronized(seen) { seen[vaultId] ?: emptyMap() }
 }
 
 internal object AnchorRules {

@@ -96,7 +96,7 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     fun saveSynced(document: VaultDocument, blob: ByteArray) {
         // From the first synced version on, the state file exists (even empty, for a seed-form vault), so that
         // losing it is seen; a refused state refuses this write too.
-        synchronized(stateLock) { val state = loadState(); if (state.generation == 0L) storeState(1, state.counters, state.anchors) }
+        synchronized(stateLock) { val state = loadState(); if (state.generation == 0L) storeState(1, state.counters, state.anchors, state.seen) }
         write("synced", document.encoded())
         write("synced-blob", blob)
     }
@@ -107,7 +107,9 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
 
     // MARK: the anti-rollback state (counters and anchors)
 
-    private class RollbackState(val generation: Long, val counters: Map<String, Long>, val anchors: Map<String, VaultAnchor>)
+    private class RollbackState(val generation: Long, val counters: Map<String, Long>, val anchors: Map<String, VaultAnchor>,
+                                /** §11.7: per vault, the digests of the newest versions accepted or written, by counter. */
+                                val seen: Map<String, Map<Long, ByteArray>> = emptyMap())
 
     private val stateLock = Any()
 
@@ -132,11 +134,23 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     private fun parseAnchors(obj: JsonValue.Obj?, name: String): Map<String, VaultAnchor> =
         obj?.members?.map { (k, v) -> Pair(k, VaultAnchor.parse(v) ?: throw broken(name)) }?.toMap() ?: emptyMap()
 
+    // `{"vault": {"counter": "digest", …}}`; an unreadable digest is an error too.
+    private fun parseSeen(obj: JsonValue.Obj?, name: String): Map<String, Map<Long, ByteArray>> =
+        obj?.members?.map { (vault, value) ->
+            val digests = (value as? JsonValue.Obj ?: throw broken(name)).members.map { (counter, digest) ->
+                val c = counter.toLongOrNull()?.takeIf { it > 0 } ?: throw broken(name)
+                val d = digest.string?.let { Base64Url.decode(it) }?.takeIf { it.size == 32 } ?: throw broken(name)
+                Pair(c, d)
+            }.toMap()
+            Pair(vault, digests)
+        }?.toMap() ?: emptyMap()
+
     private fun parseState(bytes: ByteArray): RollbackState {
         val obj = parseObject(STATE, bytes)
         val counters = obj["counters"]?.let { it as? JsonValue.Obj ?: throw broken(STATE) }
         val anchors = obj["anchors"]?.let { it as? JsonValue.Obj ?: throw broken(STATE) }
-        return RollbackState(generationIn(obj, STATE), parseCounters(counters, STATE), parseAnchors(anchors, STATE))
+        val seen = obj["seen"]?.let { it as? JsonValue.Obj ?: throw broken(STATE) }
+        return RollbackState(generationIn(obj, STATE), parseCounters(counters, STATE), parseAnchors(anchors, STATE), parseSeen(seen, STATE))
     }
 
     /** A synced seed-form blob (no counter, no anchor): an older library kept no state for it, and there is none to lose. */
@@ -179,10 +193,14 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     }
 
     /** Writes [STATE] at the next generation, then the pin; a crash between the two leaves the state ahead, which reads. */
-    private fun storeState(generation: Long, counters: Map<String, Long>, anchors: Map<String, VaultAnchor>) {
+    private fun storeState(generation: Long, counters: Map<String, Long>, anchors: Map<String, VaultAnchor>,
+                           seen: Map<String, Map<Long, ByteArray>>) {
         write(STATE, Json.write(Json.obj("generation" to Json.int(generation),
             "counters" to JsonValue.Obj(counters.entries.sortedBy { it.key }.map { Pair(it.key, Json.int(it.value) as JsonValue) }),
-            "anchors" to JsonValue.Obj(anchors.entries.sortedBy { it.key }.map { Pair(it.key, it.value.json as JsonValue) }))))
+            "anchors" to JsonValue.Obj(anchors.entries.sortedBy { it.key }.map { Pair(it.key, it.value.json as JsonValue) }),
+            "seen" to JsonValue.Obj(seen.entries.sortedBy { it.key }.map { vault ->
+                Pair(vault.key, JsonValue.Obj(vault.value.entries.sortedBy { it.key }.map {
+                    Pair(it.key.toString(), Json.str(Base64Url.encode(it.value)) as JsonValue) }) as JsonValue) }))))
         write(GENERATION, Json.write(Json.obj("generation" to Json.int(generation))))
         delete(LEGACY_COUNTERS)
         delete(LEGACY_ANCHORS)
@@ -200,10 +218,11 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
      * key's symmetric entry, or the §11.4 code the user typed): only the engine's recover and confirmPairing call it,
      * after that open succeeded. The new generation is above every one seen, so the replaced file stays refused.
      */
-    internal fun reestablishAntiRollbackState(counters: Map<String, Long>, anchors: Map<String, VaultAnchor>) = synchronized(stateLock) {
+    internal fun reestablishAntiRollbackState(counters: Map<String, Long>, anchors: Map<String, VaultAnchor>,
+                                              seen: Map<String, Map<Long, ByteArray>> = emptyMap()) = synchronized(stateLock) {
         val pin = runCatching { pinnedGeneration() }.getOrNull() ?: 0L
         val old = runCatching { read(STATE)?.let { parseState(it) } }.getOrNull()?.generation ?: 0L
-        storeState(maxOf(pin, old) + 1, counters, anchors)
+        storeState(maxOf(pin, old) + 1, counters, anchors, seen)
     }
 
     /** Anchors (§11.2), in the anti-rollback state beside the counters (an anchor is not secret). */
@@ -213,7 +232,7 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
             val state = loadState()
             val current = state.anchors[vaultId]
             if (current != anchor && AnchorRules.replaces(current, anchor))
-                storeState(state.generation + 1, state.counters, state.anchors + (vaultId to anchor))
+                storeState(state.generation + 1, state.counters, state.anchors + (vaultId to anchor), state.seen)
         }
     }
 
@@ -222,7 +241,15 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         override fun highest(vaultId: String): Long = synchronized(stateLock) { loadState().counters[vaultId] ?: 0 }
         override fun advance(vaultId: String, counter: Long) = synchronized(stateLock) {
             val state = loadState()
-            if ((state.counters[vaultId] ?: 0) < counter) storeState(state.generation + 1, state.counters + (vaultId to counter), state.anchors)
+            if ((state.counters[vaultId] ?: 0) < counter) storeState(state.generation + 1, state.counters + (vaultId to counter), state.anchors, state.seen)
+        }
+        override fun acceptedDigest(vaultId: String, counter: Long): ByteArray? = synchronized(stateLock) { loadState().seen[vaultId]?.get(counter)?.copyOf() }
+        override fun hasSeen(vaultId: String, digest: ByteArray): Boolean = synchronized(stateLock) { VersionDigests.contains(loadState().seen[vaultId], digest) }
+        override fun remember(vaultId: String, counter: Long, digest: ByteArray) = synchronized(stateLock) {
+            val state = loadState()
+            val current = state.seen[vaultId]?.get(counter)
+            if (current == null || !current.contentEquals(digest))
+                storeState(state.generation + 1, state.counters, state.anchors, state.seen + (vaultId to VersionDigests.adding(state.seen[vaultId] ?: emptyMap(), counter, digest)))
         }
     }
 
@@ -242,7 +269,7 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     }
 
     companion object {
-        /** The sealed anti-rollback state: `{"generation": g, "counters": {…}, "anchors": {…}}`. */
+        /** The sealed anti-rollback state: `{"generation": g, "counters": {…}, "anchors": {…}, "seen": {vault: {counter: digest}}}`. */
         const val STATE = "state"
         /** Pins the last generation of [STATE] written: `{"generation": g}`. */
         const val GENERATION = "state-generation"

@@ -12,11 +12,12 @@ class SyncException(val code: Code, reason: String, val backupError: BackupError
     /**
      * [CONFIRMATION_REQUIRED] (`unconfirmedVault` underneath): the vault must be confirmed on this device first
      * ([VaultSyncEngine.confirmPairing] with the code the approving device shows, FORMAT.md §11.4);
-     * [CONFIRMATION_MISMATCH] (`pairingMismatch`): the code typed is not the vault's, nothing was stored. The names
+     * [CONFIRMATION_MISMATCH] (`pairingMismatch`): the code typed is not the vault's, nothing was stored;
+     * [FORK_DETECTED] (`forkDetected`): the server serves another version under a counter this device accepted. The names
      * are the Swift `SyncError.Code`'s.
      */
     enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT,
-        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH }
+        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH, FORK_DETECTED }
 }
 
 sealed class SyncReport(val version: String?) {
@@ -531,7 +532,8 @@ class VaultSyncEngine(
         val opened = opening(VaultOpener(fresh, fresh, opener.maxBlobBytes))
         val counter = fresh.highest(VAULT_ID)
         store.reestablishAntiRollbackState(if (counter > 0) mapOf(VAULT_ID to counter) else emptyMap(),
-            fresh.anchor(VAULT_ID)?.let { mapOf(VAULT_ID to it) } ?: emptyMap())
+            fresh.anchor(VAULT_ID)?.let { mapOf(VAULT_ID to it) } ?: emptyMap(),
+            fresh.seenDigests(VAULT_ID).let { if (it.isEmpty()) emptyMap() else mapOf(VAULT_ID to it) })
         return opened
     }
 
@@ -572,6 +574,7 @@ class VaultSyncEngine(
         } catch (e: VaultException) {
             val code = when (e) {
                 is VaultException.Rollback, is VaultException.Downgrade -> SyncException.Code.ROLLBACK_DETECTED
+                is VaultException.ForkDetected -> SyncException.Code.FORK_DETECTED
                 is VaultException.WrongVault, is VaultException.WriterNotMember -> SyncException.Code.TAMPERED
                 is VaultException.UnconfirmedVault -> SyncException.Code.CONFIRMATION_REQUIRED
                 is VaultException.PairingMismatch -> SyncException.Code.CONFIRMATION_MISMATCH

@@ -5,6 +5,39 @@ interface CounterStore {
     fun highest(vaultId: String): Long
     /** Raises the stored counter to [counter]; never lowers it. */
     fun advance(vaultId: String, counter: Long)
+    /** The digest ([VersionDigests]) of the version accepted or written at [counter], if it is among those kept. */
+    fun acceptedDigest(vaultId: String, counter: Long): ByteArray?
+    /** Whether a version with [digest] was accepted or written for [vaultId] (among those kept). */
+    fun hasSeen(vaultId: String, digest: ByteArray): Boolean
+    /** Remembers the digest of a version accepted or written at [counter]; the newest [VersionDigests.KEPT] are kept. */
+    fun remember(vaultId: String, counter: Long, digest: ByteArray)
+}
+
+/**
+ * FORMAT.md §11.7 (Swift `SeenVersions`): what a reader keeps of each version it accepted or wrote,
+ * `SHA-256("WalletVault-v1 version digest" ‖ 0x00 ‖ AAD ‖ iv ‖ tag)` (§5.3's AAD), per counter, the newest [KEPT].
+ */
+object VersionDigests {
+    /** More than the server's history (10 by default). */
+    const val KEPT = 64
+    private val DOMAIN = Crypto.utf8("WalletVault-v1 version digest") + byteArrayOf(0)
+
+    /** The digest of [envelope]; null for the seed form, which has no counter. */
+    fun of(envelope: VaultEnvelope): ByteArray? {
+        if (envelope.counter == null || envelope.macs == null) return null
+        return Crypto.sha256(Crypto.concat(DOMAIN, HeaderAuthenticator.additionalData(envelope.header), envelope.iv, envelope.tag))
+    }
+
+    /** [seen] with [digest] at [counter], the lowest counters dropped past [KEPT]. */
+    internal fun adding(seen: Map<Long, ByteArray>, counter: Long, digest: ByteArray): Map<Long, ByteArray> {
+        val updated = java.util.TreeMap<Long, ByteArray>(seen)
+        updated[counter] = digest.copyOf()
+        while (updated.size > KEPT) updated.remove(updated.firstKey())
+        return updated
+    }
+
+    internal fun contains(seen: Map<Long, ByteArray>?, digest: ByteArray): Boolean =
+        seen?.values?.any { Crypto.constantTimeEquals(it, digest) } ?: false
 }
 
 
@@ -72,6 +105,8 @@ class VaultOpener(
     private suspend fun open(envelope: VaultEnvelope, vaultId: String, keys: List<KeyEncryptionKey>, blob: ByteArray?): OpenedVault {
         val opened = verify(envelope, vaultId, keys, Mode.OPEN, blob)
         val counter = envelope.counter
+        // After the tag (verify), so that an edited copy is named for what was edited; a valid second version is a fork.
+        val digest = checkNotForked(envelope, vaultId)
         val secrets = opened.state.secrets
         if (secrets != null) {
             // §11.3 step 3: the anchor moves forward, then the counter.
@@ -82,7 +117,18 @@ class VaultOpener(
             // writer: verify refuses it otherwise), so a forged 2^53 − 1 through a public-key entry never gets here.
             counters.advance(vaultId, counter)
         }
+        if (counter != null && digest != null) counters.remember(vaultId, counter, digest)
         return opened
+    }
+
+    /** §11.7: `forkDetected` when another version's digest is kept at [envelope]'s counter; returns its digest. */
+    private fun checkNotForked(envelope: VaultEnvelope, vaultId: String): ByteArray? {
+        val counter = envelope.counter ?: return null
+        val digest = VersionDigests.of(envelope) ?: return null
+        val known = counters.acceptedDigest(vaultId, counter)
+        if (known != null && !Crypto.constantTimeEquals(known, digest))
+            throw VaultException.ForkDetected("another version than the one this device accepted at counter $counter: the server serves two")
+        return digest
     }
 
     /**
@@ -116,26 +162,34 @@ class VaultOpener(
         }
         val highest = counters.highest(vaultId)
         if (opened.state.counter < highest) throw VaultException.Rollback("blob counter ${opened.state.counter} is below $highest, already accepted for this vault")
+        val digest = checkNotForked(opened.state.envelope, vaultId)
         anchors.pin(vaultId, secrets.anchor)
         counters.advance(vaultId, opened.state.counter)
+        if (digest != null) counters.remember(vaultId, opened.state.counter, digest)
     }
 
     /**
      * An older version (a restore of it): every check of [open] but the counter's, and a pinned reader also takes a
      * pre-anchor version from before the migration, if it opens through an entry that authenticates its writer and
-     * its writer was a member of the version [current] (checked through the secrets [current] carries). Stores nothing.
+     * its writer was a member of the version [current] (checked through the secrets [current] carries) and this device
+     * accepted or wrote it. A version from an epoch before [current]'s (before the last revocation) counts only if this
+     * device accepted or wrote it (its digest is kept, §11.7): a revoked device knew those epochs' secrets. Stores nothing.
      */
     suspend fun openPastVersion(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>, current: VaultState): OpenedVault {
         val envelope = parse(blob)
         val opened = verify(envelope, vaultId, keys, Mode.PAST, blob)
         val carried = current.secrets
         val old = opened.state.secrets
+        val seen = VersionDigests.of(envelope)?.let { counters.hasSeen(vaultId, it) } ?: false
         if (old == null) {
             if (carried != null && !opened.authenticatedWriter) throw VaultException.Downgrade("a version without vault_id read through a public-key entry")
+            if (carried != null && !seen) throw VaultException.Downgrade("that version predates the vault identity and this device never accepted it")
         } else if (carried != null) {
             if (!carried.anchor.sameVault(old.id)) throw VaultException.WrongVault("the old version's vault_id is not this vault's")
             val mine = carried.secret(old.epoch) ?: throw VaultException.UnconfirmedVault("the old version's epoch ${old.epoch} is no longer carried")
             if (!Crypto.constantTimeEquals(mine, old.secrets.last())) throw VaultException.WriterNotMember("the old version's vault secret is not this vault's")
+            if (old.epoch != carried.epoch && !seen) throw VaultException.Downgrade("that version is from epoch ${old.epoch}, before the last " +
+                "revocation (epoch ${carried.epoch}), and this device never accepted it: a removed device could have written it")
         }
         return opened
     }
@@ -315,7 +369,9 @@ class VaultSealer(
      */
     fun markAccepted(sealed: SealedVault) {
         sealed.state.secrets?.let { anchors.pin(sealed.state.vaultId, it.anchor) }
-        sealed.state.envelope.counter?.let { counters.advance(sealed.state.vaultId, it) }
+        val counter = sealed.state.envelope.counter ?: return
+        counters.advance(sealed.state.vaultId, counter)
+        VersionDigests.of(sealed.state.envelope)?.let { counters.remember(sealed.state.vaultId, counter, it) }
     }
 
     private fun write(plaintext: ByteArray, dek: ByteArray, entries: List<WrappedKey>, vaultId: String, previous: Long,

@@ -47,6 +47,11 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
      * `epoch` below the pinned one.
      */
     class Downgrade(message: String) : VaultException("downgrade", message)
+    /**
+     * §11.7: a valid version whose counter equals one this reader accepted or wrote, under another digest: the server
+     * serves two versions under one number (or dropped a member's write). Refused after the tag verified.
+     */
+    class ForkDetected(message: String) : VaultException("forkDetected", message)
     /** §11.3: the blob's `vault_id` is not the one this reader pinned (another vault of the same user). */
     class WrongVault(message: String) : VaultException("wrongVault", message)
     /**
