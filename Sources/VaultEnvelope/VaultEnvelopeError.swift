@@ -49,6 +49,9 @@ public enum VaultEnvelopeErrorCode: String, Sendable {
     case noRecipients
     /// A primitive failed for a reason none of the codes above describes.
     case cryptoFailure
+    /// The blob's counter is more than `VaultOpener.maxCounterStep` above the highest this reader accepted: no chain
+    /// of honest writes gets there, and a counter near 2^53 − 1 would leave no room for another write.
+    case counterJump
     /// A blob other than the one this reader accepted or wrote at the same counter: the server serves two versions
     /// under one number (a fork, or a member's write it dropped); never taken silently.
     case forkDetected

@@ -31,6 +31,11 @@ public struct VaultOpener: Sendable {
         let otherBlobAtThisCounter: Bool
     }
 
+    /// How far above the highest accepted counter a blob may be (2^20): a writer adds 1 per version, so an honest
+    /// chain gets there only after a million saves (about two years at the server's default 60 an hour), while a
+    /// member, or a fork, that set a counter near 2^53 − 1 would end every later write (FORMAT.md §8 step 3).
+    public static let maxCounterStep: UInt64 = 1 << 20
+
     private let counterStore: any CounterStore
     /// The largest blob text this opener parses (the server's `limits.max_blob_bytes`).
     public let maxBlobBytes: Int
@@ -167,6 +172,10 @@ public struct VaultOpener: Sendable {
         }
         if let counter = envelope.counter, counter < accepted.counter {
             throw VaultEnvelopeError(.rollback, "blob counter \(counter) is below \(accepted.counter), already accepted for this vault")
+        }
+        if let counter = envelope.counter, accepted.counter > 0, counter - accepted.counter > maxCounterStep {
+            throw VaultEnvelopeError(
+                .counterJump, "blob counter \(counter) is more than \(maxCounterStep) above \(accepted.counter), the highest accepted")
         }
         if envelope.counter == nil, accepted.counter > 0 {
             throw VaultEnvelopeError(.rollback, "a seed-form blob (no counter) after counter \(accepted.counter) was accepted")

@@ -695,7 +695,7 @@ public actor VaultSyncEngine {
             case .rollback, .downgrade: throw SyncError(.rollbackDetected, error.reason)
             case .forkDetected: throw SyncError(.forkDetected, error.reason)
             case .recipientsAltered, .timestampAltered, .hintAltered, .counterAltered, .ciphertextAltered, .malformed, .invalidShape,
-                .invalidJSON, .wrongVault, .writerNotMember, .weakParameters, .workLimitExceeded:
+                .invalidJSON, .wrongVault, .writerNotMember, .weakParameters, .workLimitExceeded, .counterJump:
                 throw SyncError(.tampered, error.reason)
             case .unconfirmedVault: throw SyncError(.confirmationRequired, error.reason)
             case .pairingMismatch: throw SyncError(.confirmationMismatch, error.reason)

@@ -55,6 +55,12 @@ import VaultJSON
         guard let reader = description["reader"] else { return store }
         if let counter = reader["counter"]?.integerValue, counter > 0 { await store.advance("vectors", to: UInt64(counter)) }
         if let anchor = reader["anchor"] { await store.pin(try anchorValue(anchor), for: "vectors") }
+        if case .array(let seen)? = reader["seen"] {
+            for version in seen {
+                let digest = try #require(version["digest"]?.stringValue.flatMap(Base64URL.decode))
+                await store.remember(digest, counter: UInt64(try #require(version["counter"]?.integerValue)), for: "vectors")
+            }
+        }
         return store
     }
 
@@ -96,7 +102,14 @@ import VaultJSON
         let before = "\(await store.highestCounter(for: "vectors")) \(String(describing: await store.anchor(for: "vectors")))"
         if let expected = description["expect_error"]?.stringValue {
             await #expect(
-                performing: { try await opener.open(blob, vaultID: "vectors", keys: [key]) },
+                performing: {
+                    guard let code = description["confirmation_code"]?.stringValue else {
+                        return try await opener.open(blob, vaultID: "vectors", keys: [key])
+                    }
+                    let pending = try await opener.openForConfirmation(blob, vaultID: "vectors", keys: [key])
+                    try await opener.confirm(pending, code: code, entryKekID: key.kekID)
+                    return pending
+                },
                 throws: { error in
                     (error as? VaultEnvelopeError)?.code.rawValue == expected
                 })

@@ -58,9 +58,12 @@ import VaultTestSupport
         ]
     }
 
-    func reader(counter: UInt64, anchor: VaultAnchor?) -> Members {
+    func reader(counter: UInt64, anchor: VaultAnchor?, seen: [(counter: UInt64, digest: Data)] = []) -> Members {
         var state: Members = [("counter", .integer(Int64(counter)))]
         if let anchor { state.append(("anchor", FormatVectorTests.anchorJSON(anchor))) }
+        if !seen.isEmpty {
+            state.append(("seen", .array(seen.map { .object([("counter", .integer(Int64($0.counter))), ("digest", b64($0.digest))]) })))
+        }
         return [("reader", .object(state))]
     }
 
@@ -77,8 +80,9 @@ import VaultTestSupport
             let sealed = try await sealer(hint: hint).create(plaintext, vaultID: name, recipients: [.init(wrapping, label: label ?? name)])
             var extra = try outcome(sealed)
             if let device {
+                // Over the file's bytes, final newline included: what a reader of the file hashes.
                 let code = try #require(sealed.state.identity).confirmationCode(
-                    forEntry: device.kekID, blobDigest: Data(SHA256.hash(data: sealed.blob)))
+                    forEntry: device.kekID, blobDigest: Data(SHA256.hash(data: sealed.blob + Data([0x0A]))))
                 extra.append(("confirmation_code", .string(code)))
             }
             if pinned { extra += reader(counter: 0, anchor: sealed.state.identity?.anchor) }
@@ -187,5 +191,35 @@ import VaultTestSupport
         try negative(
             "negative-epoch-rollback", genuine.blob, .downgrade,
             reader: reader(counter: later.state.counter, anchor: try #require(later.state.identity).anchor))
+
+        // Issue 26: one negative vector per attack.
+        let forgedDEK = SymmetricKey(size: .bits256)
+        let serverMade = try PreAnchorBlob.seal(
+            plaintext, dek: forgedDEK, entries: [try await PreAnchorBlob.entry(device, dek: forgedDEK)], counter: (1 << 53) - 1)
+        try negative("negative-pre-anchor-unpinned", serverMade, .unconfirmedVault, reader: reader(counter: 0, anchor: nil))
+        let farStore = InMemoryCounterStore()
+        await farStore.advance("genuine", to: VaultOpener.maxCounterStep + 1)
+        let far = try await VaultSealer(counterStore: farStore, hint: "Vector writer", clock: TestSupport.clock()).seal(
+            plaintext, over: genuine.state)
+        try negative("negative-counter-jump", far.blob, .counterJump, reader: reader(counter: 1, anchor: genuineAnchor))
+        let firstAtTwo = try await sealer().seal(plaintext, over: genuine.state)
+        let second = try await sealer().seal(plaintext, over: genuine.state)
+        try negative(
+            "negative-fork-same-counter", second.blob, .forkDetected,
+            reader: reader(
+                counter: firstAtTwo.state.counter, anchor: genuineAnchor,
+                seen: [(firstAtTwo.state.counter, try #require(try SeenVersions.digest(of: firstAtTwo.state.envelope)))]))
+        let joiningKey = try P256.KeyAgreement.PrivateKey()
+        let joining = DeviceKEK(privateKey: joiningKey)
+        let enrolled = try await sealer().enroll(joining, label: "Phone", in: genuine.state)
+        let approved = try await sealer().seal(plaintext, over: enrolled)
+        let rightCode = try #require(approved.state.identity).confirmationCode(
+            forEntry: joining.kekID, blobDigest: Data(SHA256.hash(data: approved.blob + Data([0x0A]))))
+        let wrongCode = String(rightCode.map { $0 == " " ? " " : $0 == "0" ? "1" : "0" })
+        try write(
+            "negative-pairing-mismatch", blob: approved.blob, dek: nil, kind: "p256", key: ec(joiningKey), kekID: joining.kekID,
+            alg: "ECDH-ES+A256KW",
+            extra: [("expect_error", .string("pairingMismatch")), ("confirmation_code", .string(wrongCode))]
+                + reader(counter: 0, anchor: nil))
     }
 }

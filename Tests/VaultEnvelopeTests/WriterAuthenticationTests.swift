@@ -30,18 +30,19 @@ import VaultTestSupport
         return try #require(PublicKeyRecipient(recipientOf: entry))
     }
 
-    /// A forger's anchored blob for `recipient`: its own secret under `vaultID`'s id, with the highest counter.
+    /// A forger's anchored blob for `recipient`: its own secret under `vaultID`'s id, at `counter` (by default as
+    /// high as a member that accepted counter 1 still takes; `maxCounter` is refused as a jump, FORMAT.md §8 step 3).
     static func forgedAnchoredBlob(
-        for recipient: any KeyWrapping, namingVault vaultID: String, epoch: UInt64 = 1
+        for recipient: any KeyWrapping, namingVault vaultID: String, epoch: UInt64 = 1, counter: UInt64 = VaultOpener.maxCounterStep
     ) async throws -> Data {
         let store = InMemoryCounterStore()
-        await store.advance("forged", to: maxCounter - 1)
+        await store.advance("forged", to: counter - 1)
         let identity = VaultIdentity(
             rawID: try #require(Base64URL.decode(vaultID)), epoch: epoch,
             secrets: (0..<VaultIdentity.carriedCount(epoch: epoch)).map { _ in SecureRandom.bytes(count: 32) })
         let sealed = try await VaultSealer(counterStore: store, hint: "Forger", clock: TestSupport.clock()).create(
             forgedContent, vaultID: "forged", recipients: [.init(recipient, label: "Phone")], identity: identity)
-        #expect(sealed.state.counter == maxCounter)
+        #expect(sealed.state.counter == counter)
         return sealed.blob
     }
 
@@ -199,7 +200,18 @@ import VaultTestSupport
         let forkIdentity = try #require(revokedView.state.identity).rotated()
         let store = InMemoryCounterStore()
         await store.advance("fork", to: Self.maxCounter - 1)
-        let fork = try await VaultSealer(counterStore: store, clock: TestSupport.clock()).create(
+        let exhausting = try await VaultSealer(counterStore: store, clock: TestSupport.clock()).create(
+            Self.forgedContent, vaultID: "fork", recipients: [.init(b.recipient, label: "b"), .init(c.recipient, label: "c")],
+            identity: forkIdentity)
+        // Issue 26 point 9: a fork at 2^53 - 1 would leave the vault no counter to write at; every member refuses it.
+        for (opener, key) in [(memberB, b), (memberC, c)] {
+            await #expect { try await opener.open(exhausting.blob, vaultID: "v", keys: [key]) } throws: {
+                VaultEnvelopeError.Code.counterJump.matches($0)
+            }
+        }
+        let forkStore = InMemoryCounterStore()
+        await forkStore.advance("fork", to: 1_000)
+        let fork = try await VaultSealer(counterStore: forkStore, clock: TestSupport.clock()).create(
             Self.forgedContent, vaultID: "fork", recipients: [.init(b.recipient, label: "b"), .init(c.recipient, label: "c")],
             identity: forkIdentity)
         // B read the revocation: the fork's epoch-2 secret is not the one it pinned.
@@ -213,8 +225,9 @@ import VaultTestSupport
         await #expect { try await memberB.open(epoch1Fork.blob, vaultID: "v", keys: [b]) } throws: {
             VaultEnvelopeError.Code.downgrade.matches($0)
         }
-        // C had not synced since epoch 1: the fork reaches it (FORMAT.md §11.6 says so), and its forged counter then
-        // makes the genuine version look old to C. This is the window only an out-of-band comparison closes.
+        // C had not synced since epoch 1: a fork within reach of its counter gets to it (FORMAT.md §11.6 says so), and
+        // its forged counter then makes the genuine version look old to C. This is the window only an out-of-band
+        // comparison closes.
         #expect(try await memberC.open(fork.blob, vaultID: "v", keys: [c]).plaintext == Self.forgedContent)
         await #expect { try await memberC.open(rotated.blob, vaultID: "v", keys: [c]) } throws: {
             VaultEnvelopeError.Code.rollback.matches($0)

@@ -525,6 +525,8 @@ def read(raw, vector):
             refuse("downgrade", "an older secret epoch")
     if (extended and blob["counter"] < counter) or (not extended and counter > 0):  # step 3
         refuse("rollback", "an older version")
+    if extended and counter > 0 and blob["counter"] - counter > 2 ** 20:  # step 3: no room left for honest writes
+        refuse("counterJump", "more than 2^20 above the highest accepted counter")
     key = Key(vector, blob)  # step 4
     if vector.get("kek_id") is not None and key.kek_id != vector["kek_id"]:
         raise AssertionError(f"the key's kek_id {key.kek_id} is not the vector's {vector['kek_id']}")
@@ -548,6 +550,12 @@ def read(raw, vector):
                              b64u(blob["tag"], "invalidShape", "tag"), aad)
     except InvalidTag:
         refuse("ciphertextAltered", "the vault does not open")
+    if extended:  # §11.7: a second version under a counter already accepted is a fork
+        seen = {item["counter"]: item["digest"] for item in state.get("seen", [])}
+        digest = hashlib.sha256(b"WalletVault-v1 version digest\x00" + aad + b64u(blob["iv"], "invalidShape", "iv")
+                                + b64u(blob["tag"], "invalidShape", "tag")).digest()
+        if blob["counter"] in seen and seen[blob["counter"]] != b64u_encode(digest):
+            refuse("forkDetected", "another version under an accepted counter")
     authenticates = (entry.get("alg") or key.alg[0]) in SYMMETRIC_ALGS
     anchor = pinned
     if anchored:  # step 7, §11.3 step 2

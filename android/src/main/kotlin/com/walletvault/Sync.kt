@@ -575,6 +575,7 @@ class VaultSyncEngine(
             val code = when (e) {
                 is VaultException.Rollback, is VaultException.Downgrade -> SyncException.Code.ROLLBACK_DETECTED
                 is VaultException.ForkDetected -> SyncException.Code.FORK_DETECTED
+                is VaultException.CounterJump -> SyncException.Code.TAMPERED
                 is VaultException.WrongVault, is VaultException.WriterNotMember -> SyncException.Code.TAMPERED
                 is VaultException.UnconfirmedVault -> SyncException.Code.CONFIRMATION_REQUIRED
                 is VaultException.PairingMismatch -> SyncException.Code.CONFIRMATION_MISMATCH

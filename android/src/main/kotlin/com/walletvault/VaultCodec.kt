@@ -94,6 +94,14 @@ class VaultOpener(
     suspend fun open(blob: ByteArray, vaultId: String, keys: List<KeyEncryptionKey>): OpenedVault =
         open(parse(blob), vaultId, keys, blob)
 
+    companion object {
+        /**
+         * How far above the highest accepted counter a blob may be (2^20): writers add 1 per version, so an honest
+         * chain gets there only after a million saves, while a counter near 2^53 − 1 would end every later write.
+         */
+        const val MAX_COUNTER_STEP = 1L shl 20
+    }
+
     /** A text longer than [maxBlobBytes] is refused before it is parsed (`blobTooLarge`). */
     private fun parse(blob: ByteArray): VaultEnvelope {
         if (blob.size > maxBlobBytes) throw VaultException.BlobTooLarge("the blob is ${blob.size} bytes; this reader reads at most $maxBlobBytes bytes")
@@ -215,6 +223,8 @@ class VaultOpener(
             val highest = counters.highest(vaultId)
             if (counter != null && counter < highest) throw VaultException.Rollback("blob counter $counter is below $highest, already accepted for this vault")
             if (counter == null && highest > 0) throw VaultException.Rollback("a seed-form blob (no counter) after counter $highest was accepted")
+            if (counter != null && highest > 0 && counter - highest > MAX_COUNTER_STEP)
+                throw VaultException.CounterJump("blob counter $counter is more than $MAX_COUNTER_STEP above $highest, the highest accepted")
         }
         // Step 4: the first key (in the order offered) with an entry decides; entries for keys this device does not
         // hold are skipped. Seed-form entries sharing a kek_id (every seed-era Android device used "vault-kek") are

@@ -51,6 +51,11 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
      * §11.7: a valid version whose counter equals one this reader accepted or wrote, under another digest: the server
      * serves two versions under one number (or dropped a member's write). Refused after the tag verified.
      */
+    /**
+     * §8 step 3: the blob's counter is more than [VaultOpener.MAX_COUNTER_STEP] above the highest accepted; a counter
+     * near 2^53 − 1 would leave no room for another write.
+     */
+    class CounterJump(message: String) : VaultException("counterJump", message)
     class ForkDetected(message: String) : VaultException("forkDetected", message)
     /** §11.3: the blob's `vault_id` is not the one this reader pinned (another vault of the same user). */
     class WrongVault(message: String) : VaultException("wrongVault", message)

@@ -130,8 +130,13 @@ class AnchorTest {
         val before = Snapshot(pinned)
         assertEquals(created.state.anchor, before.anchor)
         val vid = VaultEnvelope.parse(created.blob).vaultIdentifier!!
+        // At the highest counter it is refused before any key (issue 26 point 9: no room left for a write after it);
+        // within reach of the reader's counter, by the writer check.
+        val exhausting = Forger.fromPublicKey(jwk, Forger.MAX_COUNTER, Forger.Anchor(vid, 1, listOf(Crypto.randomBytes(32))))
+        TestSupport.expectThrows<VaultException.CounterJump> { open(pinned, exhausting, paired) }
+        assertUnchanged(before, pinned)
         for (epoch in listOf(1L, 2L, 17L)) {
-            val sameVault = Forger.fromPublicKey(jwk, Forger.MAX_COUNTER, Forger.Anchor(vid, epoch, List(VaultSecrets.carried(epoch)) { Crypto.randomBytes(32) }))
+            val sameVault = Forger.fromPublicKey(jwk, VaultOpener.MAX_COUNTER_STEP, Forger.Anchor(vid, epoch, List(VaultSecrets.carried(epoch)) { Crypto.randomBytes(32) }))
             val e = if (epoch < 17) TestSupport.expectThrows<VaultException.WriterNotMember> { open(pinned, sameVault, paired) }
                     else TestSupport.expectThrows<VaultException.UnconfirmedVault> { open(pinned, sameVault, paired) }
             assertFalse(e.message!!.contains("null"))

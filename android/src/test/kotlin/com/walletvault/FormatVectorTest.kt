@@ -44,6 +44,10 @@ class FormatVectorTest {
             val reader = description["reader"] as? JsonValue.Obj ?: return store
             reader["counter"]?.long?.let { if (it > 0) store.advance("vectors", it) }
             reader["anchor"]?.let { store.pin("vectors", anchor(it)) }
+            (reader["seen"] as? JsonValue.Arr)?.elements?.forEach { seen ->
+                val version = seen as JsonValue.Obj
+                store.remember("vectors", version["counter"]!!.long!!, Base64Url.decode(version["digest"]!!.string!!)!!)
+            }
             return store
         }
 
@@ -77,7 +81,9 @@ class FormatVectorTest {
             assertEquals(description["kek_id"]!!.string, key.kekId, "$name kek_id")
             if (expectedError != null) {
                 try {
-                    runSuspending { opener.open(blob, "vectors", listOf(key)) }
+                    val code = description["confirmation_code"]?.string
+                    if (code == null) runSuspending { opener.open(blob, "vectors", listOf(key)) }
+                    else opener.confirmPairing(runSuspending { opener.openUnconfirmed(blob, "vectors", listOf(key)) }, "vectors", code)
                     fail<Unit>("$name opened; expected $expectedError")
                 } catch (e: VaultException) {
                     assertEquals(expectedError, e.code, "$name: ${e.message}")
