@@ -499,23 +499,52 @@ public actor VaultSyncEngine {
     /// Revokes an entry right after a fresh load: drops it and rotates the DEK, re-wrapping for
     /// every entry that can be wrapped without its holder (plus `additionalKeys`); reports the rest.
     ///
+    /// With `newRecoveryPaths` every recovery-code and passphrase entry is replaced by those in the same save: a
+    /// revoked device that ever saw the old code (or passphrase) could otherwise still open every later version.
     /// - Throws: `SyncError` `.invalidInput` for an unknown or last entry, and the others `sync` throws.
-    public func revoke(kekID: String, additionalKeys: [any KeyWrapping] = []) async throws(SyncError) -> SyncReport {
+    public func revoke(
+        kekID: String, additionalKeys: [any KeyWrapping] = [], newRecoveryPaths: [(key: any KeyWrapping, label: String)]? = nil
+    ) async throws(SyncError) -> SyncReport {
+        try await rotate(removing: [kekID], additionalKeys: additionalKeys, newRecoveryPaths: newRecoveryPaths)
+    }
+
+    /// Replaces every recovery-code and passphrase entry by `newPaths` and rotates the DEK and the vault secret, so
+    /// that whoever knew an old code or passphrase opens nothing saved from now on.
+    ///
+    /// - Throws: `SyncError` `.invalidInput` when `newPaths` is empty (revoke a path with `revoke(kekID:)`), and the
+    ///   others `sync` throws.
+    public func replaceRecoveryPaths(with newPaths: [(key: any KeyWrapping, label: String)]) async throws(SyncError) -> SyncReport {
+        guard !newPaths.isEmpty else { throw SyncError(.invalidInput, "give at least one new recovery path") }
+        return try await rotate(removing: [], additionalKeys: [], newRecoveryPaths: newPaths)
+    }
+
+    /// Drops `kekIDs` (and, given `newRecoveryPaths`, every recovery path, then enrolls the new ones), then rotates
+    /// the DEK and the vault secret in one save.
+    private func rotate(
+        removing kekIDs: [String], additionalKeys: [any KeyWrapping], newRecoveryPaths: [(key: any KeyWrapping, label: String)]?
+    ) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             _ = try await syncNow()
             let working = try readWorking()
             guard let version = store.syncRecord().syncedVersion, let document = working.document else {
                 throw SyncError(.noVault, "nothing synced to revoke from")
             }
-            let state = try await openSynced()
-            let remaining: VaultState
-            do throws(VaultEnvelopeError) { remaining = try sealer.revoke(kekID: kekID, in: state) } catch {
+            var remaining = try await openSynced()
+            let replaced = newRecoveryPaths == nil ? [] : try devices().filter(\.isRecoveryPath).map(\.kekID)
+            do throws(VaultEnvelopeError) {
+                for kekID in kekIDs + replaced.filter({ !kekIDs.contains($0) }) {
+                    remaining = try sealer.revoke(kekID: kekID, in: remaining)
+                }
+            } catch {
                 throw SyncError(.invalidInput, error.reason)
             }
+            for path in newRecoveryPaths ?? [] {
+                remaining = try await envelopeCall { [remaining] in try await sealer.enroll(path.key, label: path.label, in: remaining) }
+            }
             let device = try keys.deviceKeyCreatingIfNeeded()
-            let sealed = try await envelopeCall {
-                try await sealer.rotateDEK(
-                    encode(document), over: remaining, keys: [device] + additionalKeys, rotatingVaultSecret: true)
+            let wrapping = [device] + additionalKeys + (newRecoveryPaths ?? []).map(\.key)
+            let sealed = try await envelopeCall { [remaining] in
+                try await sealer.rotateDEK(encode(document), over: remaining, keys: wrapping, rotatingVaultSecret: true)
             }
             let saved = try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version))
             return .rotated(version: saved, skipped: sealed.rotation?.skipped ?? [])

@@ -6,6 +6,7 @@ public enum WalletVaultTool {
     static let commands: [CommandSpec] = [
         LoginCommand.spec, InitCommand.spec, PushCommand.spec, PullCommand.spec, StatusCommand.spec, SyncCommand.spec,
         DevicesCommand.spec, PairCommand.request, PairCommand.approve, PairCommand.confirm, RecoverCommand.spec, RevokeCommand.spec,
+        RecoveryRotateCommand.spec,
         HistoryCommand.spec, RestoreCommand.spec, EraseCommand.spec, InspectCommand.spec, DemoCommand.spec,
     ]
 

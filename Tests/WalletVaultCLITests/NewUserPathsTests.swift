@@ -159,6 +159,36 @@ struct NewUserPathsTests {
         #expect(result.stderr.contains("removed from the vault by \"Laptop A\""), "\(result.stderr)")
     }
 
+    @Test func revokeWithANewRecoveryCodeAndRecoveryRotateLockOutTheOldCode() throws {
+        // Issue 26 point 5: B saw the recovery code (it recovered with it, say); revoking B must be able to end that.
+        let bed = try CLITestBed()
+        let oldCode = try createVault(bed)
+        #expect(try bed.login("B", label: "Phone B").code == 0)
+        try pair(bed, "B")
+        let id = try String(
+            contentsOf: ProfileHome(directory: bed.home("B")).deviceDirectory.appendingPathComponent("device-kek-id"),
+            encoding: .utf8)
+        let revoked = try bed.run("A", ["revoke", "--new-recovery-code", "--", id])
+        #expect(revoked.code == 0, "\(revoked.all)")
+        let newCode = try #require(Self.recoveryCode(in: revoked.stdout))
+        #expect(try String(contentsOfFile: oldCode, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) != newCode)
+        #expect(try bed.login("C", label: "Fresh C").code == 0)
+        #expect(try bed.run("C", ["recover", "--code-file", oldCode]).code == 4, "the old code still opens the vault")
+        let newFile = try bed.file("new-code.txt", newCode + "\n")
+        let recovered = try bed.run("C", ["recover", "--code-file", newFile])
+        #expect(recovered.code == 0, "\(recovered.all)")
+
+        // At any time: `recovery rotate` replaces the code again, every device stays in.
+        let rotated = try bed.run("A", ["recovery", "rotate"])
+        #expect(rotated.code == 0, "\(rotated.all)")
+        let third = try #require(Self.recoveryCode(in: rotated.stdout))
+        #expect(third != newCode)
+        #expect(try bed.run("C", ["sync"]).code == 0)
+        #expect(try bed.login("D", label: "Fresh D").code == 0)
+        #expect(try bed.run("D", ["recover", "--code-file", newFile]).code == 4)
+        #expect(try bed.run("D", ["recover", "--code-file", try bed.file("third.txt", third + "\n")]).code == 0)
+    }
+
     @Test func aKeyFileOfRandomBytesIsAnInvalidatedKey() throws {
         let bed = try CLITestBed()
         _ = try createVault(bed)

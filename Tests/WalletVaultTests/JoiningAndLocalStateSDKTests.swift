@@ -142,3 +142,63 @@ import WalletVault
         #expect(try PairingRequest(encoded: request.encoded).shortAuthenticationString == "1529 4231 0195 2636 4545")
     }
 }
+
+/// Issue 26 point 5: a revocation that keeps the old recovery secret keeps the revoked device in; replacing the
+/// recovery paths in the same save (or at any time) ends that.
+@Suite struct RecoveryRotationSDKTests {
+    /// A vault on A with a recovery code, B paired, and the code B may have seen.
+    static func vault() async throws -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice, code: RecoveryCode) {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        let code = RecoveryCode.generate()
+        _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "Recovery code")])
+        try await a.set("passport", "P1")
+        _ = try await a.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        return (server, user, a, b, code)
+    }
+
+    /// Whether `code` opens the vault the server holds now, as a fresh device recovering with it would.
+    static func opensLatest(_ code: RecoveryCode, server: InProcessServer, user: String) async throws -> Bool {
+        let fresh = try SimulatedDevice(server: server, user: user, label: "Fresh")
+        do {
+            _ = try await fresh.engine.recover(with: try RecoveryCodeKEK(code: code))
+            return true
+        } catch let error as SyncError where error.code == .noAccess {
+            return false
+        }
+    }
+
+    @Test func revokeWithANewRecoveryCodeLocksOutWhoeverKnewTheOldOne() async throws {
+        let (server, user, a, b, old) = try await Self.vault()
+        let bKey = try #require(try await b.engine.devices().first { $0.isThisDevice }?.kekID)
+        let new = RecoveryCode.generate()
+        let report = try await a.engine.revoke(kekID: bKey, newRecoveryPaths: [(try RecoveryCodeKEK(code: new), "Recovery code")])
+        guard case .rotated = report else {
+            Issue.record("got \(report)")
+            return
+        }
+        let entries = try await a.engine.devices()
+        #expect(entries.filter(\.isRecoveryPath).count == 1)
+        #expect(!entries.contains { $0.kekID == bKey })
+        #expect(!entries.contains { $0.kekID == (try? RecoveryCodeKEK(code: old))?.kekID })
+        #expect(try await !Self.opensLatest(old, server: server, user: user))
+        #expect(try await Self.opensLatest(new, server: server, user: user))
+    }
+
+    @Test func recoveryPathsCanBeReplacedAtAnyTime() async throws {
+        let (server, user, a, b, old) = try await Self.vault()
+        let new = RecoveryCode.generate()
+        _ = try await a.engine.replaceRecoveryPaths(with: [(try RecoveryCodeKEK(code: new), "New recovery code")])
+        #expect(try await !Self.opensLatest(old, server: server, user: user))
+        #expect(try await Self.opensLatest(new, server: server, user: user))
+        // The devices are still in (the DEK and the secret were rotated and re-wrapped for them).
+        try await a.set("visa", "V1")
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        #expect(try await b.values()["visa"] == .string("V1"))
+        await requireError(.invalidInput) { _ = try await a.engine.replaceRecoveryPaths(with: []) }
+    }
+}

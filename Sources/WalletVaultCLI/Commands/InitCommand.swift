@@ -24,9 +24,8 @@ enum InitCommand {
         guard !context.home.holdsVault else {
             throw CLIError(.vaultState, "this profile already holds the vault: use `walletvault sync`, or another --home for a new one")
         }
-        var recoveryPaths: [(key: any KeyWrapping, label: String)] = []
-        let code = RecoveryCode.generate()
-        do { recoveryPaths.append((try RecoveryCodeKEK(code: code), "Recovery code")) } catch { throw CLIError.from(error) }
+        let code = try NewRecoveryCode()
+        var recoveryPaths: [(key: any KeyWrapping, label: String)] = [code.path]
         var withPassphrase = false
         if context.arguments.has("--passphrase") || context.arguments[option: "--passphrase-file"] != nil {
             let passphrase = try SecretReader(terminal: context.terminal).newPassphrase(
@@ -53,11 +52,6 @@ enum InitCommand {
         terminal.line(DeviceSession.describe(report))
         terminal.line("This device is \"\(session.profile.label)\", key \(session.store.deviceKeyID() ?? "?").")
         if withPassphrase { terminal.line("A passphrase entry was added: `walletvault recover --passphrase` opens the vault with it.") }
-        terminal.line("")
-        terminal.line("Recovery code (shown once, never stored; write it down and keep it offline):")
-        terminal.line("")
-        terminal.line("    \(code.formatted)")
-        terminal.line("")
-        terminal.line("If every device is lost, `walletvault recover --code` opens the vault with it.")
+        code.show(on: terminal)
     }
 }

@@ -6,16 +6,19 @@ import WalletVault
 enum RevokeCommand {
     static let spec = CommandSpec(
         name: "revoke",
-        usage: ["revoke KEK_ID [--code-file FILE] [--passphrase-file FILE] [--drop-recovery]"],
+        usage: ["revoke KEK_ID [--new-recovery-code | --code-file FILE] [--passphrase-file FILE] [--drop-recovery]"],
         summary: "Remove a device (or recovery entry) and rotate the data key.",
         details: """
             KEK_ID is from `walletvault devices` (a unique prefix is enough). The vault gets a new data key, wrapped for
             every remaining device. A recovery code or passphrase entry survives only if its secret is offered: it is
             asked at the terminal (Enter drops it), or read from --code-file / --passphrase-file; without a terminal
             pass those files or --drop-recovery. The output names every entry dropped.
-            Example: walletvault revoke Qx4h7 --code-file ~/recovery.txt
+            --new-recovery-code replaces every recovery code and passphrase entry by a new recovery code in the same
+            save and prints it once: use it when the revoked device ever saw the code (init prints it; recover and
+            revoke ask for it), or it still opens every later version.
+            Example: walletvault revoke Qx4h7 --new-recovery-code
             """,
-        arguments: .init(valueOptions: ["--code-file", "--passphrase-file"], flags: ["--drop-recovery"]),
+        arguments: .init(valueOptions: ["--code-file", "--passphrase-file"], flags: ["--drop-recovery", "--new-recovery-code"]),
         run: run)
 
     static func run(_ context: CommandContext) async throws(CLIError) {
@@ -39,10 +42,11 @@ enum RevokeCommand {
         guard !target.isThisDevice else {
             throw CLIError(.usage, "\(target.kekID) is this device's own key: revoke it from another device")
         }
-        let recovery = RecoveryEntries(blob: session.store.syncedBlob())
-        let additional = try await recoveryKeys(recovery, keeping: target.kekID, context: context)
+        let newCode = context.arguments.has("--new-recovery-code") ? try NewRecoveryCode() : nil
+        let additional =
+            newCode == nil ? try await recoveryKeys(RecoveryEntries(blob: session.store.syncedBlob()), keeping: target.kekID, context: context) : []
         let report = try await session.run("Rotating the data key") { engine async throws(SyncError) in
-            try await engine.revoke(kekID: target.kekID, additionalKeys: additional)
+            try await engine.revoke(kekID: target.kekID, additionalKeys: additional, newRecoveryPaths: newCode.map { [$0.path] })
         }
         try session.requireSaved(report)
         terminal.line("Revoked \"\(target.label)\" (\(target.kekID)); the vault has a new data key.")
@@ -56,6 +60,7 @@ enum RevokeCommand {
             terminal.line("No other entry was dropped.")
         }
         if let warning = try? await session.engine.keyHealth().warning { terminal.line("warning: \(warning)") }
+        newCode?.show(on: terminal, replacing: true)
     }
 
     /// The recovery secrets to offer so their entries survive the rotation.
