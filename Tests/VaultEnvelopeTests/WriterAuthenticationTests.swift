@@ -313,6 +313,21 @@ import VaultTestSupport
         }
     }
 
+    @Test func anRSAMemberConfirmsThroughItsEntrysKekID() async throws {
+        // Issue 26 point 4: the code used to cover a P-256 key's X ‖ Y, which an RSA member does not have.
+        let rsa = RSAKEK(privateKey: try RSA.Encryption.PrivateKey(pemRepresentation: ReaderRulesTests.rsaPEM))
+        let approver = try await Self.member(try DeviceKEK.generate())
+        let enrolled = try await approver.sealer.enroll(rsa, label: "RSA member", in: approver.created.state)
+        let approved = try await approver.sealer.seal(TestSupport.plaintext, over: enrolled)
+        let code = try #require(approved.state.identity).confirmationCode(
+            forEntry: rsa.kekID, blobDigest: Data(SHA256.hash(data: approved.blob)))
+        let store = InMemoryCounterStore()
+        let opener = VaultOpener(counterStore: store)
+        let pending = try await opener.openForConfirmation(approved.blob, vaultID: "v", keys: [rsa])
+        try await opener.confirm(pending, code: code, entryKekID: rsa.kekID)
+        #expect(await store.anchor(for: "v") == approved.state.identity?.anchor)
+    }
+
     @Test func theConfirmationCodeCoversTheVaultTheEntryAndTheBlob() {
         // The same inputs as the Kotlin library's test and a Python computation from FORMAT.md §11.4.
         let identity = VaultIdentity(
