@@ -147,7 +147,8 @@ import WalletVault
 /// recovery paths in the same save (or at any time) ends that.
 @Suite struct RecoveryRotationSDKTests {
     /// A vault on A with a recovery code, B paired, and the code B may have seen.
-    static func vault() async throws -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice, code: RecoveryCode) {
+    static func vault() async throws -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice, code: RecoveryCode)
+    {
         let server = try InProcessServer()
         let user = UUID().uuidString
         let a = try SimulatedDevice(server: server, user: user, label: "A")

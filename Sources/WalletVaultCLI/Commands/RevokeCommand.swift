@@ -44,7 +44,8 @@ enum RevokeCommand {
         }
         let newCode = context.arguments.has("--new-recovery-code") ? try NewRecoveryCode() : nil
         let additional =
-            newCode == nil ? try await recoveryKeys(RecoveryEntries(blob: session.store.syncedBlob()), keeping: target.kekID, context: context) : []
+            newCode == nil
+            ? try await recoveryKeys(RecoveryEntries(blob: session.store.syncedBlob()), keeping: target.kekID, context: context) : []
         let report = try await session.run("Rotating the data key") { engine async throws(SyncError) in
             try await engine.revoke(kekID: target.kekID, additionalKeys: additional, newRecoveryPaths: newCode.map { [$0.path] })
         }
