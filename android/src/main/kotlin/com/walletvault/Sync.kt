@@ -460,18 +460,50 @@ class VaultSyncEngine(
         SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start))
     }
 
-    /** Removes an entry and rotates the DEK so later versions are out of the revoked holder's reach. */
-    suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList()): SyncReport = mutex.withLock {
+    /**
+     * Removes an entry and rotates the DEK so later versions are out of the revoked holder's reach.
+     *
+     * With [newRecoveryPaths] every recovery-code and passphrase entry (those [devices] marks as recovery paths) is
+     * removed and the new ones enrolled, in the same single save that rotates the DEK and the vault secret: a revoked
+     * device that ever saw the old code or passphrase would otherwise open every later version with it.
+     * Throws [SyncException] `INVALID_INPUT` for an unknown or last entry, and the others [sync] throws.
+     */
+    suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList(), newRecoveryPaths: List<Recipient>? = null): SyncReport =
+        mutex.withLock { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) }
+
+    /**
+     * Replaces every recovery-code and passphrase entry by [newPaths] and rotates the DEK and the vault secret in one
+     * save, revoking no device: a revoked device that ever saw the old code or passphrase would otherwise open every
+     * later version, and whoever learnt them opens nothing saved from now on.
+     * Throws [SyncException] `INVALID_INPUT` for an empty [newPaths] (revoke a path with [revoke]), and the others [sync] throws.
+     */
+    suspend fun replaceRecoveryPaths(newPaths: List<Recipient>): SyncReport {
+        if (newPaths.isEmpty()) throw SyncException(SyncException.Code.INVALID_INPUT, "give at least one new recovery path")
+        return mutex.withLock { rotateLocked(emptyList(), emptyList(), newPaths) }
+    }
+
+    /** Drops [kekIds] (and, given [newRecoveryPaths], every recovery path, then enrolls the new ones), then rotates the DEK and the vault secret in one save. */
+    private suspend fun rotateLocked(kekIds: List<String>, additionalKeys: List<KeyWrapping>, newRecoveryPaths: List<Recipient>?): SyncReport {
         syncLocked()
         val record = store.record()
         val version = record.syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to revoke from")
         val start = snapshot()
         val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to revoke from")
-        val state = openSynced()
-        val remaining = try { sealer.revoke(kekId, state) } catch (e: VaultException) { throw SyncException(SyncException.Code.INVALID_INPUT, e.message ?: "") }
+        var remaining = openSynced()
+        val replaced = if (newRecoveryPaths == null) emptyList() else devices().filter { it.isRecoveryPath }.map { it.kekId }
+        try {
+            for (id in kekIds + replaced.filter { it !in kekIds }.distinct()) remaining = sealer.revoke(id, remaining)
+        } catch (e: VaultException) {
+            throw SyncException(SyncException.Code.INVALID_INPUT, e.message ?: "")
+        }
+        for (path in newRecoveryPaths ?: emptyList()) {
+            val before = remaining
+            remaining = envelopeCall { sealer.enroll(path.key, path.label, before) }
+        }
         val device = deviceKeys.current() ?: throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key")
-        val sealed = envelopeCall { sealer.rotateDek(working.encoded(), remaining, listOf(device) + additionalKeys, allowingPrompts = true) }
-        SyncReport.Rotated(upload(sealed, working, BackupClient.Precondition.IfMatch(version), start), sealed.skipped ?: emptyList())
+        val wrapping = listOf(device) + additionalKeys + (newRecoveryPaths ?: emptyList()).map { it.key }
+        val sealed = envelopeCall { sealer.rotateDek(working.encoded(), remaining, wrapping, allowingPrompts = true, rotateVaultSecret = true) }
+        return SyncReport.Rotated(upload(sealed, working, BackupClient.Precondition.IfMatch(version), start), sealed.skipped ?: emptyList())
     }
 
     /** Makes the content of an older kept version (from [BackupClient.versions]) the newest version. */

@@ -1,0 +1,107 @@
+package com.walletvault
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assertions.fail
+import org.junit.jupiter.api.Test
+import java.io.File
+import java.nio.file.Files
+import javax.crypto.spec.SecretKeySpec
+
+/** Issue 26 point 5: revoking a device can replace the recovery paths it may have seen, and so can replaceRecoveryPaths. */
+class RecoveryRotationTest {
+    private val server = FakeServer()
+    private val clock = FakeClock()
+
+    /** A device key another member can re-wrap for in a rotation (its entry names its public key), as a Swift device's. */
+    class P256DeviceKeys : DeviceKeyStore {
+        var kek: DeviceKek? = null
+        override fun current(): KeyEncryptionKey? = kek
+        override fun create(): KeyEncryptionKey = DeviceKek.generate().also { kek = it }
+    }
+
+    inner class Device(val label: String, val keys: DeviceKeyStore = TestDeviceKeys()) {
+        val directory: File = Files.createTempDirectory("wv-rot-$label").toFile()
+        val atRest = SecretKeySpec(Crypto.randomBytes(32), "AES")
+        val tokens = SessionTokenProvider("http://fake", { "oidc-ok" }, server, clock)
+        val engine = VaultSyncEngine(LocalVaultStore(directory, atRest), BackupClient("http://fake", tokens, server, clock), keys, label, clock = clock)
+        fun sync() = runSuspending { engine.sync() }
+        fun set(id: String, value: String) { clock.now += 1000; engine.edit { d, now -> d.set(id, Json.str(value), now) } }
+        fun value(id: String) = engine.document()?.liveValues?.get(id)?.string
+        fun recover(code: RecoveryCode) = runSuspending { engine.recover(RecoveryCodeKek(RecoveryCode.parse(code.formatted))) }
+    }
+
+    private fun expectSync(code: SyncException.Code, block: () -> Unit): SyncException {
+        try { block() } catch (e: SyncException) { assertEquals(code, e.code, e.message); return e }
+        fail<Unit>("expected $code")
+        throw AssertionError()
+    }
+
+    /** A creates with a recovery code and approves [others]; each confirms and restores. */
+    private fun vault(vararg others: Device): Pair<Device, RecoveryCode> {
+        val a = Device("A")
+        val code = RecoveryCode.generate()
+        assertTrue(runSuspending { a.engine.createVault(listOf(Recipient(RecoveryCodeKek(code), "Recovery code"))) } is SyncReport.Created)
+        a.set("passport", "P-1")
+        assertTrue(a.sync() is SyncReport.Pushed)
+        for (other in others) {
+            val approved = runSuspending { a.engine.approve(PairingRequest.parse(other.engine.pairingRequest().encoded)) }
+            assertTrue(runSuspending { other.engine.confirmPairing(approved.confirmationCode) } is SyncReport.Restored)
+            assertEquals("P-1", other.value("passport"))
+            a.sync()
+        }
+        return Pair(a, code)
+    }
+
+    @Test
+    fun revokingWithANewRecoveryCodeRetiresTheOldOne() {
+        val b = Device("B")
+        val (a, oldCode) = vault(b)
+        val revoked = b.keys.current()!!.kekId
+        val newCode = RecoveryCode.generate()
+        val report = runSuspending { a.engine.revoke(revoked, newRecoveryPaths = listOf(Recipient(RecoveryCodeKek(newCode), "New recovery code"))) }
+        assertTrue(report is SyncReport.Rotated, report.toString())
+        assertEquals(emptyList<SkippedEntry>(), (report as SyncReport.Rotated).skipped, "the new code's entry is wrapped, the old one dropped")
+        val envelope = VaultEnvelope.parse(server.current!!.blob)
+        assertEquals(2L, envelope.epoch, "the vault secret rotated in the same save")
+        val entries = a.engine.devices()
+        assertFalse(entries.any { it.kekId == revoked }, "the revoked entry is gone")
+        assertEquals(listOf("New recovery code"), entries.filter { it.isRecoveryPath }.map { it.label }, "exactly one recovery path")
+        expectSync(SyncException.Code.NO_ACCESS) { b.sync() }
+
+        val fresh = Device("C")
+        expectSync(SyncException.Code.NO_ACCESS) { fresh.recover(oldCode) }
+        assertTrue(fresh.recover(newCode) is SyncReport.Restored)
+        assertEquals("P-1", fresh.value("passport"))
+    }
+
+    @Test
+    fun replacingTheRecoveryPathsKeepsTheOtherDevices() {
+        // B's entry names its public key, so A re-wraps the new DEK for it. (A Keystore device's A256GCMKW entry
+        // cannot be re-wrapped by another member: a rotation reports it in `skipped`, as revoke always has.)
+        val b = Device("B", P256DeviceKeys())
+        val (a, oldCode) = vault(b)
+        expectSync(SyncException.Code.INVALID_INPUT) { runSuspending { a.engine.replaceRecoveryPaths(emptyList()) } }
+        val newCode = RecoveryCode.generate()
+        val report = runSuspending { a.engine.replaceRecoveryPaths(listOf(Recipient(RecoveryCodeKek(newCode), "New recovery code"))) }
+        assertTrue(report is SyncReport.Rotated, report.toString())
+        assertEquals(emptyList<SkippedEntry>(), (report as SyncReport.Rotated).skipped)
+        assertEquals(2L, VaultEnvelope.parse(server.current!!.blob).epoch)
+        val entries = a.engine.devices()
+        assertEquals(listOf("New recovery code"), entries.filter { it.isRecoveryPath }.map { it.label })
+        assertEquals(2, entries.count { !it.isRecoveryPath }, "no device was revoked")
+
+        // B re-wrapped through its public entry: it still syncs and reads a later edit.
+        b.sync()
+        a.set("passport", "P-2")
+        assertTrue(a.sync() is SyncReport.Pushed)
+        assertTrue(b.sync() is SyncReport.Restored)
+        assertEquals("P-2", b.value("passport"))
+
+        val fresh = Device("C")
+        expectSync(SyncException.Code.NO_ACCESS) { fresh.recover(oldCode) }
+        assertTrue(fresh.recover(newCode) is SyncReport.Restored)
+        assertEquals("P-2", fresh.value("passport"))
+    }
+}
