@@ -25,6 +25,8 @@ import WalletVault
 final class FakeKeychain: PlatformKeychain {
     private struct State {
         var item: Data?
+        /// An item `createKey` stored that `commitNewKey` has not made current yet.
+        var pending: Data?
         var failureInUse: PlatformKeyError?
         var failureOnCreate: PlatformKeyError?
         /// What `evaluatedPolicyDomainState` reads now; nil: no biometry enrolled.
@@ -69,18 +71,35 @@ final class FakeKeychain: PlatformKeychain {
         return item
     }
 
-    func createKey() throws(PlatformKeyError) -> any P256KeyAgreementKey {
+    func createKey(allowingPrompts: Bool) throws(PlatformKeyError) -> any P256KeyAgreementKey {
         if let failure = state.withLock({ $0.failureOnCreate }) { throw failure }
         let key: P256.KeyAgreement.PrivateKey
         do { key = try P256.KeyAgreement.PrivateKey() } catch { throw .failed("keygen") }
-        state.withLock { $0.item = key.rawRepresentation }
-        return FailingKey(key: key, keychain: self)
+        state.withLock { $0.pending = key.rawRepresentation }
+        return FailingKey(key: key, keychain: self, context: Context(allowsPrompts: allowingPrompts))
     }
 
-    func key(fromItem item: Data) throws(PlatformKeyError) -> any P256KeyAgreementKey {
-        do { return FailingKey(key: try P256.KeyAgreement.PrivateKey(rawRepresentation: item), keychain: self) } catch {
+    func commitNewKey() throws(PlatformKeyError) {
+        state.withLock { state in
+            guard let pending = state.pending else { return }
+            (state.item, state.pending) = (pending, nil)
+        }
+    }
+
+    func discardNewKey() { state.withLock { $0.pending = nil } }
+
+    func key(fromItem item: Data, allowingPrompts: Bool) throws(PlatformKeyError) -> any P256KeyAgreementKey {
+        do {
+            return FailingKey(
+                key: try P256.KeyAgreement.PrivateKey(rawRepresentation: item), keychain: self,
+                context: Context(allowsPrompts: allowingPrompts))
+        } catch {
             throw .invalidated("not a key")
         }
+    }
+
+    func biometryState() -> PlatformBiometryState {
+        state.withLock { $0.biometry.map { .enrolled($0) } ?? .notEnrolled }
     }
 
     /// One use of a key through `context`: throws as the platform would, counts the prompt the first use shows.
@@ -111,7 +130,7 @@ final class FakeKeychain: PlatformKeychain {
     private struct FailingKey: P256KeyAgreementKey {
         let key: P256.KeyAgreement.PrivateKey
         let keychain: FakeKeychain
-        var context = Context(allowsPrompts: true)
+        let context: Context
 
         var publicKey: P256.KeyAgreement.PublicKey { key.publicKey }
 

@@ -165,11 +165,17 @@ struct PlatformKeyBehaviourTests {
         _ = try await a.engine.sync()
         let before = await phone.engine.status()
         keychain.setInBackground(true)
-        #expect(await failure { _ = try await phone.engine.sync() } == "notNow")
+        // What a BGAppRefreshTask handler runs.
+        #expect(await failure { _ = try await PlatformDeviceKeyStore.withoutPrompts { try await phone.engine.sync() } } == "notNow")
         #expect(await phone.engine.status() == before)
         #expect(try await phone.values() == ["passport": .string("P1")])
+        #expect(keychain.prompts == 1, "only the pairing's prompt; none attempted in the background")
         try await phone.set("card", "C1")
-        #expect(await failure { _ = try await phone.engine.sync() } == "notNow")
+        #expect(await failure { _ = try await PlatformDeviceKeyStore.withoutPrompts { try await phone.engine.sync() } } == "notNow")
+        keychain.setInBackground(false)
+        // Even with the app in the foreground, an operation inside withoutPrompts never prompts.
+        #expect(await failure { _ = try await PlatformDeviceKeyStore.withoutPrompts { try await phone.engine.sync() } } == "notNow")
+        keychain.setInBackground(true)
         #expect(await phone.engine.status().hasLocalEdits, "the edit stays pending")
         keychain.setInBackground(false)
         _ = try await phone.engine.sync()
@@ -180,7 +186,7 @@ struct PlatformKeyBehaviourTests {
         let (_, phone, keychain, _) = try await pairedPhone()
         keychain.setInBackground(true)
         keychain.setLocked(true)
-        guard case .upToDate = try await phone.engine.sync() else {
+        guard case .upToDate = try await PlatformDeviceKeyStore.withoutPrompts({ try await phone.engine.sync() }) else {
             Issue.record("a 304 needs no key")
             return
         }
