@@ -48,7 +48,8 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .authenticationCanceled:
             return CLIError(.noAccess, "this device's key was not unlocked (\(error.reason)): run the command again and confirm")
         case .notNow:
-            return CLIError(.noAccess, "this device's key cannot be used now (\(error.reason)): unlock the device and run the command again")
+            return CLIError(
+                .noAccess, "this device's key cannot be used now (\(error.reason)): unlock the device and run the command again")
         case .keyInvalidated:
             return CLIError(
                 .noAccess,

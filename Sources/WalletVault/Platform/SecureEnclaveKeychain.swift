@@ -160,7 +160,8 @@
             case Self.secureEnclaveKind:
                 // Loading the key prompts no one; its first use does.
                 do {
-                    let key = try SecureEnclave.P256.KeyAgreement.PrivateKey(dataRepresentation: body, authenticationContext: shared.context)
+                    let key = try SecureEnclave.P256.KeyAgreement.PrivateKey(
+                        dataRepresentation: body, authenticationContext: shared.context)
                     return SecureEnclaveAgreementKey(dataRepresentation: body, publicKey: key.publicKey, shared: shared)
                 } catch {
                     throw Self.error(error)
