@@ -427,7 +427,7 @@ public actor VaultSyncEngine {
             }
             do throws(SyncError) {
                 try await envelopeCall { try await opener.confirm(opened, code: code, entryKekID: device.pairingKekID) }
-            } catch where error.code == .confirmationMismatch {
+            } catch  where error.code == .confirmationMismatch {
                 throw try await countFailedConfirmation()
             }
             var record = store.syncRecord()

@@ -90,7 +90,8 @@ import VaultTestSupport
     @Test func aPreAnchorBlobThroughASymmetricEntryStillOpensAndRaisesTheCounter() async throws {
         let recovery = try RecoveryCodeKEK(code: .generate())
         let dek = SymmetricKey(size: .bits256)
-        let blob = try PreAnchorBlob.seal(TestSupport.plaintext, dek: dek, entries: [try await PreAnchorBlob.entry(recovery, dek: dek)], counter: 7)
+        let blob = try PreAnchorBlob.seal(
+            TestSupport.plaintext, dek: dek, entries: [try await PreAnchorBlob.entry(recovery, dek: dek)], counter: 7)
         let store = InMemoryCounterStore()
         #expect(try await VaultOpener(counterStore: store).open(blob, vaultID: "v", keys: [recovery]).plaintext == TestSupport.plaintext)
         #expect(await Self.stored(store) == "7 nil")
@@ -303,7 +304,8 @@ import VaultTestSupport
     @Test func theConfirmationCodeCoversTheVaultTheEntryAndTheBlob() {
         // The same inputs as the Kotlin library's test and a Python computation from FORMAT.md §11.4.
         let identity = VaultIdentity(
-            rawID: Data(0..<16), epoch: 3, secrets: [Data(repeating: 0x01, count: 32), Data(repeating: 0x02, count: 32), Data(repeating: 0x11, count: 32)])
+            rawID: Data(0..<16), epoch: 3,
+            secrets: [Data(repeating: 0x01, count: 32), Data(repeating: 0x02, count: 32), Data(repeating: 0x11, count: 32)])
         let digest = Data(SHA256.hash(data: Data(#"{"v":1}"#.utf8)))
         #expect(identity.confirmationCode(forEntry: "kid-example", blobDigest: digest) == "093 043")
         #expect(identity.confirmationCode(forEntry: "kid-other", blobDigest: digest) != "093 043")
@@ -382,7 +384,9 @@ import VaultTestSupport
         let url = directory.appendingPathComponent("counters.sealed")
         let key = SymmetricKey(size: .bits256)
         let store = try FileCounterStore(fileURL: url, sealingKey: key)
-        for counter in 1...UInt64(seenBlobsKept + 3) { try await store.remember(Data(repeating: UInt8(counter), count: 32), counter: counter, for: "v") }
+        for counter in 1...UInt64(seenBlobsKept + 3) {
+            try await store.remember(Data(repeating: UInt8(counter), count: 32), counter: counter, for: "v")
+        }
         let reopened = try FileCounterStore(fileURL: url, sealingKey: key)
         #expect(await reopened.acceptedDigest(for: "v", counter: 3) == nil)
         #expect(await reopened.acceptedDigest(for: "v", counter: 4) == Data(repeating: 4, count: 32))
