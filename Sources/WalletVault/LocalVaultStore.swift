@@ -121,6 +121,22 @@ public struct LocalVaultStore: Sendable {
         try write(Data(kekID.utf8), to: "device-kek-id")
     }
 
+    /// The biometry state (`evaluatedPolicyDomainState`) recorded when the platform key was created; nil when none was.
+    public func deviceKeyBiometryState() -> Data? {
+        try? Data(contentsOf: url("device-key-biometry"))
+    }
+
+    /// Records the biometry state a platform key was created under (nil: none could be read, so none is compared).
+    ///
+    /// - Throws: `SyncError` `.localStorage` when it cannot be written.
+    public func rememberDeviceKeyBiometryState(_ state: Data?) throws(SyncError) {
+        guard let state else {
+            try? FileManager.default.removeItem(at: url("device-key-biometry"))
+            return
+        }
+        try write(state, to: "device-key-biometry")
+    }
+
     /// Creates and stores a fresh device key (replacing a dead one).
     ///
     /// - Throws: `SyncError` `.localStorage` when the key cannot be written.

@@ -14,6 +14,10 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The holder declined to unlock this device's key (a cancelled Face ID prompt): nothing changed, ask again
         /// later; not a reason to recover.
         case authenticationCanceled
+        /// This device's key cannot be used now: the device is locked, the app is in the background, or no prompt can
+        /// be shown (`errSecInteractionNotAllowed`, `LAError.notInteractive`, biometry locked out). Nothing changed;
+        /// sync again in the foreground. Not a reason to recover.
+        case notNow
         /// The server served an older blob than this device has seen.
         case rollbackDetected
         /// The server served another version under a counter this device already accepted or wrote: it keeps two

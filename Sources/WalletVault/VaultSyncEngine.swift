@@ -470,10 +470,11 @@ public actor VaultSyncEngine {
     public func recover(with recoveryKey: any KeyEncryptionKey) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             let deadKeyID = keys.lastDeviceKeyID()
-            let device = try keys.newDeviceKey()
             let (remote, snapshot) = try await loadRemote(after: nil)
             guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
             let opened = try await open(snapshot.blob, keys: [recoveryKey])
+            // Only now that the recovery key opened the vault: a wrong code or no network must not replace a key.
+            let device = try keys.newDeviceKey()
             let cloud = try decode(opened.plaintext)
             let working = try readWorking()
             var document = cloud
@@ -597,7 +598,9 @@ public actor VaultSyncEngine {
         } else {
             operationRunning = true
         }
+        keys.operationBegan()
         defer {
+            keys.operationEnded()
             if waitingOperations.isEmpty { operationRunning = false } else { waitingOperations.removeFirst().resume() }
         }
         return try await body()
@@ -720,6 +723,8 @@ public actor VaultSyncEngine {
         } catch let error as SyncError {
             throw error
         } catch let error as VaultEnvelopeError {
+            // A failure of this device's key that the envelope layer has no code for (a locked device: `.notNow`).
+            if let mapped = keys.syncError(for: error) { throw mapped }
             switch error.code {
             case .rollback, .downgrade: throw SyncError(.rollbackDetected, error.reason)
             case .forkDetected: throw SyncError(.forkDetected, error.reason)

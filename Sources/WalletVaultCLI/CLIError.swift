@@ -47,6 +47,9 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
                     + "from a device in the vault, or `walletvault recover --code`")
         case .authenticationCanceled:
             return CLIError(.noAccess, "this device's key was not unlocked (\(error.reason)): run the command again and confirm")
+        case .notNow:
+            return CLIError(
+                .noAccess, "this device's key cannot be used now (\(error.reason)): unlock the device and run the command again")
         case .keyInvalidated:
             return CLIError(
                 .noAccess,

@@ -7,52 +7,6 @@ import VaultEnvelope
 import VaultTestSupport
 import WalletVault
 
-/// A stand-in for the Secure Enclave and Keychain: a software key behind the same protocol, failing as they do.
-final class FakeKeychain: PlatformKeychain {
-    private struct State {
-        var item: Data?
-        var failureInUse: PlatformKeyError?
-    }
-
-    private let state = Mutex(State())
-
-    /// What using the key throws from now on (nil: it works): `.invalidated` plays a biometry change.
-    func failInUse(with error: PlatformKeyError?) { state.withLock { $0.failureInUse = error } }
-
-    /// Plays the app restored onto another phone: the item does not migrate.
-    func dropItem() { state.withLock { $0.item = nil } }
-
-    func readKeyItem() throws(PlatformKeyError) -> Data? { state.withLock { $0.item } }
-
-    func createKey() throws(PlatformKeyError) -> any P256KeyAgreementKey {
-        let key: P256.KeyAgreement.PrivateKey
-        do { key = try P256.KeyAgreement.PrivateKey() } catch { throw .failed("keygen") }
-        state.withLock { $0.item = key.rawRepresentation }
-        return FailingKey(key: key, keychain: self)
-    }
-
-    func key(fromItem item: Data) throws(PlatformKeyError) -> any P256KeyAgreementKey {
-        do { return FailingKey(key: try P256.KeyAgreement.PrivateKey(rawRepresentation: item), keychain: self) } catch {
-            throw .invalidated("not a key")
-        }
-    }
-
-    fileprivate var failure: PlatformKeyError? { state.withLock { $0.failureInUse } }
-
-    /// A software key that throws the keychain's current failure when used, as a Secure Enclave key does.
-    private struct FailingKey: P256KeyAgreementKey {
-        let key: P256.KeyAgreement.PrivateKey
-        let keychain: FakeKeychain
-
-        var publicKey: P256.KeyAgreement.PublicKey { key.publicKey }
-
-        func sharedSecretFromKeyAgreement(with publicKeyShare: P256.KeyAgreement.PublicKey) throws -> SharedSecret {
-            if let failure = keychain.failure { throw failure }
-            return try key.sharedSecretFromKeyAgreement(with: publicKeyShare)
-        }
-    }
-}
-
 /// The seed's iOS key through `PlatformDeviceKeyStore`, and every §7 failure of it, on this platform.
 @Suite("The platform device key: self-ECDH entry, pairing, invalidation, cancellation")
 struct PlatformKeyTests {

@@ -1,7 +1,8 @@
-// Apple platforms only. Not compiled by this project's Linux CI: written against Apple's documentation of
-// SecAccessControlCreateWithFlags, SecItemAdd / SecItemCopyMatching (kSecAttrAccessControl, kSecAttrGeneric,
-// kSecUseAuthenticationContext) and LAContext.
-#if canImport(Security) && canImport(LocalAuthentication)
+// Apple platforms only (iOS and macOS, the package's declared platforms). Not compiled by this project's Linux CI,
+// type-checked by shared/tools/apple-stubs: written against Apple's documentation of SecAccessControlCreateWithFlags,
+// SecItemAdd / SecItemCopyMatching (kSecAttrAccessControl, kSecAttrGeneric, kSecUseAuthenticationContext,
+// kSecUseDataProtectionKeychain) and LAContext.
+#if (os(iOS) || os(macOS)) && canImport(Security) && canImport(LocalAuthentication)
     import Foundation
     import LocalAuthentication
     import Security
@@ -48,6 +49,10 @@
             var attributes = query
             attributes[kSecReturnAttributes as String] = true
             attributes[kSecMatchLimit as String] = kSecMatchLimitOne
+            // Attributes need no authentication; the context makes sure no prompt is ever shown for them.
+            let context = LAContext()
+            context.interactionNotAllowed = true
+            attributes[kSecUseAuthenticationContext as String] = context
             var found: CFTypeRef?
             let status = SecItemCopyMatching(attributes as CFDictionary, &found)
             guard status != errSecItemNotFound else { return nil }
@@ -62,14 +67,16 @@
 
         /// The key, read with a fresh `LAContext` (a reused one keeps answering from an old result).
         ///
-        /// - Throws: `VaultEnvelopeError` `.invalidated` when the item is gone or the biometry changed, `.userCanceled`,
-        ///   `.keyStorage` for other refusals.
+        /// - Throws: `VaultEnvelopeError` `.invalidated` when the item is gone, `.userCanceled`, `.keyStorage` for other
+        ///   refusals (a locked device, no UI, a failed authentication), which leave the key alone.
         public func loadKey() throws(VaultEnvelopeError) -> SymmetricKey {
             var read = query
             read[kSecReturnData as String] = true
             read[kSecMatchLimit as String] = kSecMatchLimitOne
             let context = LAContext()
             context.localizedReason = localizedReason
+            // Inside PlatformDeviceKeyStore.withoutPrompts (a background task) no prompt is attempted.
+            context.interactionNotAllowed = !PlatformDeviceKeyStore.promptsAllowed
             read[kSecUseAuthenticationContext as String] = context
             var found: CFTypeRef?
             let status = SecItemCopyMatching(read as CFDictionary, &found)
@@ -80,14 +87,20 @@
                 }
                 return SymmetricKey(data: data)
             case errSecItemNotFound: throw VaultEnvelopeError(.invalidated, "the Keychain key is gone")
-            case errSecAuthFailed: throw VaultEnvelopeError(.invalidated, "the Keychain key no longer opens with the current biometry")
+            // errSecAuthFailed is failed authentication, not a documented "biometry changed": the key is left alone.
             case errSecUserCanceled: throw VaultEnvelopeError(.userCanceled, "the prompt was cancelled")
+            case errSecInteractionNotAllowed:
+                throw VaultEnvelopeError(.keyStorage, "the Keychain key cannot be read now (locked, or no prompt can be shown)")
             default: throw VaultEnvelopeError(.keyStorage, "the Keychain refused the key (\(status))")
             }
         }
 
         private var query: [String: Any] {
-            [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
+            [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account,
+                // macOS: the data protection keychain, where access control applies (TN3137); ignored elsewhere.
+                kSecUseDataProtectionKeychain as String: true,
+            ]
         }
     }
 #endif
