@@ -19,7 +19,7 @@ class VaultDocument(items: Map<String, Item> = emptyMap()) {
     /** `{"items":{id:{"value","modified","deleted"}}}`, ids sorted, as the Swift SDK writes it. */
     val json: JsonValue.Obj
         get() = Json.obj("items" to JsonValue.Obj(items.entries.sortedBy { it.key }.map { (id, item) ->
-            Pair(id, Json.obj("value" to (item.value ?: JsonValue.Null), "modified" to Json.str(UtcTime.format(item.modifiedAt)),
+            Pair(id, Json.obj("value" to (item.value ?: JsonValue.Null), "modified" to Json.str(UtcTime.formatted(item.modifiedAt)),
                 "deleted" to JsonValue.Bool(item.isDeleted)))
         }))
 

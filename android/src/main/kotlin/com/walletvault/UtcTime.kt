@@ -48,7 +48,7 @@ object UtcTime {
     }
 
     /** `YYYY-MM-DDThh:mm:ss.sssZ`. */
-    fun format(millis: Long): String {
+    fun formatted(millis: Long): String {
         val days = Math.floorDiv(millis, 86_400_000L)
         val msOfDay = Math.floorMod(millis, 86_400_000L)
         val (year, month, day) = civilFromDays(days)

@@ -304,7 +304,7 @@ class VaultSealer(
     /** A new vault: a new DEK, and a new `vault_id` and vault secret `S_1` (§11.1). */
     suspend fun create(plaintext: ByteArray, vaultId: String, recipients: List<Recipient>): SealedVault {
         val dek = Crypto.randomBytes(32)
-        val now = UtcTime.format(clock())
+        val now = UtcTime.formatted(clock())
         val entries = recipients.map { it.key.wrap(dek).labeled(it.label, now) }
         return write(plaintext, dek, entries, vaultId, 0, 1, null, VaultSecrets.mint())
     }
@@ -334,7 +334,7 @@ class VaultSealer(
     suspend fun rotateDek(plaintext: ByteArray, over: VaultState, keys: List<KeyWrapping>, allowingPrompts: Boolean = false,
                           rotateVaultSecret: Boolean = false): SealedVault {
         val dek = Crypto.randomBytes(32)
-        val now = UtcTime.format(clock())
+        val now = UtcTime.formatted(clock())
         val entries = ArrayList<WrappedKey>()
         val skipped = ArrayList<SkippedEntry>()
         for (entry in over.entries) {
@@ -357,7 +357,7 @@ class VaultSealer(
     /** Wraps the DEK for one more key; the next seal writes the entry. */
     suspend fun enroll(key: KeyWrapping, label: String, state: VaultState): VaultState {
         if (state.entries.any { it.kekId == key.kekId }) throw VaultException.NoRecipients("the vault already has an entry for this kek_id")
-        return state.withEntries(state.entries + key.wrap(state.dek).labeled(label, UtcTime.format(clock())))
+        return state.withEntries(state.entries + key.wrap(state.dek).labeled(label, UtcTime.formatted(clock())))
     }
 
     /**
@@ -395,7 +395,7 @@ class VaultSealer(
         val counter = maxOf(previous, counters.highest(vaultId)) + 1
         if (counter >= (1L shl 53)) throw VaultException.Malformed("the next counter would exceed 2^53 - 1")
         val members = arrayListOf<Pair<String, JsonValue>>(
-            "v" to Json.int(1), "wrappedDeks" to JsonValue.Arr(entries.map { it.json }), "updatedUtc" to Json.str(UtcTime.format(clock())))
+            "v" to Json.int(1), "wrappedDeks" to JsonValue.Arr(entries.map { it.json }), "updatedUtc" to Json.str(UtcTime.formatted(clock())))
         hint?.let { members.add("hint" to Json.str(it)) }
         members.add("counter" to Json.int(counter))
         members.add("dek_seals" to Json.int(dekSeals))
@@ -421,7 +421,7 @@ class VaultSealer(
     fun sealSeedForm(plaintext: ByteArray, dek: ByteArray, entries: List<WrappedKey>, hint: String? = this.hint): ByteArray {
         val members = arrayListOf<Pair<String, JsonValue>>("v" to Json.int(1),
             "wrappedDeks" to JsonValue.Arr(entries.map { Json.obj("kek_id" to Json.str(it.kekId), "dek_cipher" to Json.str(Base64Url.encode(it.dekCipher))) }),
-            "updatedUtc" to Json.str(UtcTime.format(clock())))
+            "updatedUtc" to Json.str(UtcTime.formatted(clock())))
         hint?.let { members.add("hint" to Json.str(it)) }
         val header = JsonValue.Obj(members)
         val (iv, sealed) = Crypto.gcmSeal(dek, plaintext, null)

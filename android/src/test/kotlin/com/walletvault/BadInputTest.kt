@@ -39,6 +39,6 @@ class BadInputTest {
         for (bad in listOf("2026-02-30T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:00:00+01:00", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00.Z"))
             assertTrue(UtcTime.parse(bad) == null, bad)
         assertTrue(UtcTime.parse("2026-08-12T19:00:00.5+00:00") == UtcTime.parse("2026-08-12T19:00:00.500Z"))
-        assertTrue(UtcTime.format(UtcTime.parse("2024-02-29T23:59:59.999z")!!) == "2024-02-29T23:59:59.999Z")
+        assertTrue(UtcTime.formatted(UtcTime.parse("2024-02-29T23:59:59.999z")!!) == "2024-02-29T23:59:59.999Z")
     }
 }

@@ -69,7 +69,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
                     val conflict = (ifMatch != null && (stored == null || ifMatch != "\"${stored.syncId}\"")) || (ifNoneMatch == "*" && stored != null)
                     if (conflict) return error(409, "conflict", "sync_id" to (stored?.let { Json.str(it.syncId) } ?: JsonValue.Null), "updatedUtc" to JsonValue.Null)
                     lastSyncMillis = maxOf(lastSyncMillis + 1, clock())
-                    val id = UtcTime.format(lastSyncMillis)
+                    val id = UtcTime.formatted(lastSyncMillis)
                     versions.add(Stored(body, id))
                     saves.incrementAndGet()
                     json(200, "ok" to JsonValue.Bool(true), "sync_id" to Json.str(id), "bytes" to Json.int(body.size.toLong()), headers = mapOf("ETag" to "\"$id\""))
@@ -85,7 +85,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     /** Serves [blob] as the current version (a server replaying or forging). */
     fun replace(blob: ByteArray) = synchronized(this) {
         lastSyncMillis = maxOf(lastSyncMillis + 1, clock())
-        versions.add(Stored(blob, UtcTime.format(lastSyncMillis)))
+        versions.add(Stored(blob, UtcTime.formatted(lastSyncMillis)))
     }
 }
 
