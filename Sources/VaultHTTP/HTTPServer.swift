@@ -166,7 +166,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     fileprivate func handle(
-        connection: OpaquePointer, url: String, method: String, version: String, data: UnsafePointer<CChar>?,
+        connection: OpaquePointer, url: String, method: String, data: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let existing = state.pointee else {
@@ -178,7 +178,7 @@ public final class HTTPServer: @unchecked Sendable {
             upload.begin(method: method, path: url, limit: responder.bodyLimit(method: method, path: url))
             inFlight.wrappingAdd(1, ordering: .relaxed)
             watch.headersArrived(connection)
-            if let refusal = Self.framingRefusal(connection, version: version, rawTarget: upload.rawTarget, limit: upload.limit) {
+            if let refusal = Self.framingRefusal(connection, rawTarget: upload.rawTarget) {
                 upload.refused = true
                 upload.answered = true
                 return Self.queue(
@@ -307,17 +307,18 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func connection(_ connection: OpaquePointer?, opened: Bool) {
         if let connection {
-            if opened { watch.opened(connection) } else { watch.closed(connection) }
+            if opened {
+                watch.opened(connection)
+                // Every byte of the connection is read through the gate; one it cannot guard is not served at all.
+                if wv_gate_open(connection, options.tls == nil ? 0 : 1) != 0 { _ = wv_mhd_shutdown_connection(connection) }
+            } else {
+                wv_gate_close(connection)
+                watch.closed(connection)
+            }
         }
         connectionObserver?(opened)
     }
 
-    /// Why a request must be refused before anything else is read, from what libmicrohttpd parsed: the framing
-    /// and addressing shapes that two HTTP parsers (a proxy's and this one) could read two ways.
-    ///
-    /// libmicrohttpd picks `Transfer-Encoding` over `Content-Length` and the first of two `Content-Length`
-    /// fields, and cuts a decoded NUL out of the path and query; a proxy in front may do otherwise, so each
-    /// of these is an answer and a closed connection, never a guess (RFC 9112 §6.1, §6.3; RFC 9110 §5.5).
     /// Whether `target` contains the three bytes `%00`.
     static func containsEncodedNUL(_ target: String.UTF8View) -> Bool {
         var matched = 0
@@ -332,25 +333,18 @@ public final class HTTPServer: @unchecked Sendable {
         return false
     }
 
-    static func framingRefusal(_ connection: OpaquePointer, version: String, rawTarget: String, limit: Int)
-        -> (status: Int, reason: String)?
-    {
-        var facts = wv_mhd_header_facts()
-        wv_mhd_header_facts_of(connection, &facts)
-        if facts.bad_name != 0 { return (400, "a header field name holds a byte that is not a token character") }
-        if facts.bad_value != 0 { return (400, "a header field value holds a NUL, CR or other control byte") }
-        let isHTTP11 = version == "HTTP/1.1"
-        if facts.host > 1 || (isHTTP11 && facts.host == 0) { return (400, "an HTTP/1.1 request needs exactly one Host field") }
-        if facts.content_length > 1 { return (400, "Content-Length is given more than once") }
-        if facts.transfer_encoding > 0 {
-            if facts.content_length > 0 { return (400, "Content-Length and Transfer-Encoding together") }
-            if !isHTTP11 { return (400, "Transfer-Encoding in an HTTP/1.0 request") }
-            let coding = value(connection, .HEADER_KIND, "Transfer-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased()
-            if facts.transfer_encoding > 1 || coding != "chunked" { return (501, "the only transfer coding accepted is chunked") }
-        }
-        if facts.content_length == 1, let declared = value(connection, .HEADER_KIND, "Content-Length"), Int(declared) == nil {
-            // libmicrohttpd refuses what is not digits; digits past Int64 (2^64 - 1 is its "length unknown") reach here.
-            return (400, "Content-Length is too large to be a length")
+    /// Why a request must be refused before anything else is read: the framing and addressing shapes that two HTTP
+    /// parsers (a proxy's and this one) could read two ways.
+    ///
+    /// The header section was judged as sent, before libmicrohttpd framed it, by the header gate (`header_gate.c` in
+    /// `CVaultShims`): a section it refused reaches here as a clean stand-in carrying its code, so there is one reading
+    /// of the bytes, the gate's, and libmicrohttpd frames only what the gate let through unchanged or normalised. What is
+    /// left here is the target: libmicrohttpd decodes `%00` in the path and query and the C string then ends there
+    /// (RFC 9112 §6.1, §6.3; RFC 9110 §5.5).
+    static func framingRefusal(_ connection: OpaquePointer, rawTarget: String) -> (status: Int, reason: String)? {
+        let refusal = wv_gate_refusal_of(connection)
+        if refusal != WV_GATE_OK {
+            return (Int(wv_gate_status(refusal)), String(cString: wv_gate_reason(refusal)))
         }
         // `%00` is the only spelling of NUL in a target; libmicrohttpd decodes it and the C string then ends there.
         // Searched on the bytes: Foundation's `contains` on a String cost 2% of a D1 mint.
@@ -591,12 +585,11 @@ private struct SuspendedConnection: @unchecked Sendable {
 }
 
 private let httpServerAccessHandler: MHD_AccessHandlerCallback = {
-    context, connection, url, method, version, data, uploadSize, state in
+    context, connection, url, method, _, data, uploadSize, state in
     guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     return server.handle(
-        connection: connection, url: String(cString: url), method: String(cString: method),
-        version: version.map { String(cString: $0) } ?? "", data: data, uploadSize: uploadSize,
+        connection: connection, url: String(cString: url), method: String(cString: method), data: data, uploadSize: uploadSize,
         state: state)
 }
 
