@@ -11,7 +11,7 @@
 //   * strips the trailing whitespace RFC 9110 §5.5 says is not part of a value from Content-Length and
 //     Transfer-Encoding (`5 \t` is 5, `chunked ` is chunked), so libmicrohttpd reads what the RFC reads;
 //   * checks the section as a whole at its empty line (Content-Length twice or beside Transfer-Encoding, Host count);
-//   * counts the section's bytes as sent (431 past WV_GATE_HEADER_LIMIT);
+//   * counts the section's bytes as sent and its fields (431 past WV_GATE_HEADER_LIMIT or WV_GATE_FIELD_LIMIT);
 //   * follows the body's framing as the section declared it (Content-Length, or chunk sizes and trailers), only to
 //     know where the next pipelined section starts; it lets only forms through that libmicrohttpd frames the same
 //     way, and strips chunk extensions (RFC 9112 §7.1.1: a recipient ignores them) so none can fill libmicrohttpd's
@@ -72,7 +72,7 @@ struct wv_gate {
     uint64_t remaining;
     // The section being read.
     size_t section_bytes;
-    unsigned hosts, lengths, codings;
+    unsigned hosts, lengths, codings, fields;
     bool http11;
     bool last_coding_chunked; // the final coding of the last Transfer-Encoding field is chunked
     bool only_chunked;        // every Transfer-Encoding field was exactly `chunked`
@@ -177,7 +177,7 @@ const char *wv_gate_reason(wv_gate_refusal refusal) {
     case WV_GATE_UNKNOWN_CODING: return "the only transfer coding accepted is chunked";
     case WV_GATE_HOST_COUNT: return "an HTTP/1.1 request needs exactly one Host field";
     case WV_GATE_BAD_HOST: return "the Host field is not a host and port";
-    case WV_GATE_TOO_LARGE: return "the header section is larger than 16 KiB";
+    case WV_GATE_TOO_LARGE: return "the header section is larger than 16 KiB or 128 fields";
     case WV_GATE_RESERVED_NAME: return "a header field name is reserved";
     }
     return "malformed request";
@@ -298,7 +298,7 @@ static wv_gate_refusal wv_judge_section(const struct wv_gate *gate) {
 static void wv_begin_section(struct wv_gate *gate) {
     gate->mode = MODE_REQUEST;
     gate->section_bytes = 0;
-    gate->hosts = gate->lengths = gate->codings = 0;
+    gate->hosts = gate->lengths = gate->codings = gate->fields = 0;
     gate->http11 = false;
     gate->last_coding_chunked = false;
     gate->only_chunked = true;
@@ -444,6 +444,10 @@ static size_t wv_judge(struct wv_gate *gate, char *bytes, size_t count, size_t c
                     gate->mode = MODE_START;
                 }
             } else {
+                if (gate->mode == MODE_FIELDS && ++gate->fields > WV_GATE_FIELD_LIMIT) {
+                    refusal = WV_GATE_TOO_LARGE;
+                    break;
+                }
                 if (gate->mode == MODE_TRAILERS) gate->section_bytes += line_length;
                 if (gate->mode == MODE_TRAILERS && gate->section_bytes > WV_GATE_LINE_LIMIT) {
                     refusal = WV_GATE_TOO_LARGE;

@@ -23,13 +23,16 @@ typedef enum wv_gate_refusal {
     WV_GATE_UNKNOWN_CODING,   // chunked after another coding, or twice: 501
     WV_GATE_HOST_COUNT,       // HTTP/1.1 without Host, or two Host fields
     WV_GATE_BAD_HOST,         // a Host that is not uri-host [":" port] (RFC 9112 §3.2)
-    WV_GATE_TOO_LARGE,        // the header section as sent is past its limit: 431
+    WV_GATE_TOO_LARGE,        // the header section as sent is past its limit in bytes or fields: 431
     WV_GATE_RESERVED_NAME,    // the client sent the gate's own field name
 } wv_gate_refusal;
 
 /// The size of a header section the gate lets through, counted as the client sent it: request line, fields and
 /// line ends. Past it the answer is 431.
 #define WV_GATE_HEADER_LIMIT (16 * 1024)
+/// The most header fields a section may hold: libmicrohttpd keeps an entry of 56 bytes per field beside the section in
+/// its connection pool, so a limit in bytes alone would let 4-byte fields overrun it. Past it the answer is 431 too.
+#define WV_GATE_FIELD_LIMIT 128
 
 /// Puts the gate in front of libmicrohttpd's reads on `connection` (called when it opens, before its first read).
 /// Returns 0, or -1 when the connection's state cannot be had; the caller then shuts the connection.
