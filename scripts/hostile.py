@@ -399,6 +399,19 @@ def raw_run(build: Callable[[Context], list], timeout: float = 12.0, tls: bool =
         started = time.monotonic()
         result: dict = {}
         reader = threading.Thread(target=lambda: result.update(zip(("raw", "closed"), connection.read_all(timeout=timeout))))
+        if tls:
+            # An SSL socket must not be read on one thread while written on another (OpenSSL's SSL object is not
+            # thread-safe): over TLS the steps are sent first, then the answers read.
+            for step in build(context):
+                if isinstance(step, bytes):
+                    connection.send(step)
+            reader.run()
+            connection.close()
+            outcome = outcome_of(wvlive.parse_replies(result.get("raw", b"")), result.get("closed", False))
+            outcome.raw = result.get("raw", b"")
+            outcome.elapsed = time.monotonic() - started
+            outcome.note = f"after {outcome.elapsed:.1f} s"
+            return outcome
         reader.start()
         try:
             for step in build(context):
