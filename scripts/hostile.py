@@ -722,9 +722,9 @@ def fields_of(total: int, prefix: bytes) -> bytes:
     return prefix + b"".join(lines) + b"X-Last: " + b"v" * rest + b"\r\n"
 
 
-def desync_cases() -> list[Case]:
-    """Issue 29: the shapes a second round of attacks hid a request inside, and the wrong-but-safe answers, each over
-    plain HTTP and the server's own TLS (the header gate reads the decrypted bytes the same way)."""
+def desync_shapes() -> list[tuple]:
+    """Issue 29: the shapes a second round of attacks hid a request inside, and the wrong-but-safe answers, as
+    (name, build, status, error, check); scripts/nginx_front.py sends the same builds through nginx."""
     good = wvlive.blob_bytes("canary")
     mine = lambda c, who: c.session(who)  # noqa: E731
     healthz_then = lambda hidden: [b"GET /healthz HTTP/1.1\r\nHost: x\r\n:\r\n" + hidden]  # noqa: E731
@@ -809,9 +809,15 @@ def desync_cases() -> list[Case]:
          lambda c: [fields_of(16385 - 2, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n") + b"\r\n"], 431,
          None, one),
     ]
+    return cases
+
+
+def desync_cases() -> list[Case]:
+    """The issue 29 shapes, each over plain HTTP and the server's own TLS (the header gate reads the decrypted bytes
+    the same way)."""
     out = []
     for tls in (False, True):
-        for name, build, status, error, check in cases:
+        for name, build, status, error, check in desync_shapes():
             out.append(Case(f"desync {name} ({'TLS' if tls else 'plain'})", raw_run(build, tls=tls), status, error,
                             check=check))
     return out

@@ -184,13 +184,9 @@ public final class HTTPServer: @unchecked Sendable {
             if let refusal = Self.framingRefusal(connection, rawTarget: upload.rawTarget) {
                 upload.refused = true
                 upload.answered = true
-                // A header section past its limit is answered below the API, as libmicrohttpd answered it before the
-                // gate counted the bytes as sent: the wire contract has no code for it.
-                let answer =
-                    refusal.status == 431
-                    ? HTTPResponse(status: 431, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(refusal.reason.utf8))
-                    : responder.malformedResponse(method: method, path: url, status: refusal.status, reason: refusal.reason)
-                return Self.queue(answer, on: connection, closing: true)
+                return Self.queue(
+                    responder.malformedResponse(method: method, path: url, status: refusal.status, reason: refusal.reason),
+                    on: connection, closing: true)
             }
             if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
                 length > upload.limit
