@@ -177,7 +177,7 @@ const char *wv_gate_reason(wv_gate_refusal refusal) {
     case WV_GATE_UNKNOWN_CODING: return "the only transfer coding accepted is chunked";
     case WV_GATE_HOST_COUNT: return "an HTTP/1.1 request needs exactly one Host field";
     case WV_GATE_BAD_HOST: return "the Host field is not a host and port";
-    case WV_GATE_TOO_LARGE: return "the header section is larger than 16 KiB or 128 fields";
+    case WV_GATE_TOO_LARGE: return "the header section is larger than 16 KiB or 100 fields";
     case WV_GATE_RESERVED_NAME: return "a header field name is reserved";
     }
     return "malformed request";

@@ -32,7 +32,7 @@ typedef enum wv_gate_refusal {
 #define WV_GATE_HEADER_LIMIT (16 * 1024)
 /// The most header fields a section may hold: libmicrohttpd keeps an entry of 56 bytes per field beside the section in
 /// its connection pool, so a limit in bytes alone would let 4-byte fields overrun it. Past it the answer is 431 too.
-#define WV_GATE_FIELD_LIMIT 128
+#define WV_GATE_FIELD_LIMIT 100
 
 /// Puts the gate in front of libmicrohttpd's reads on `connection` (called when it opens, before its first read).
 /// Returns 0, or -1 when the connection's state cannot be had; the caller then shuts the connection.
