@@ -1,12 +1,12 @@
 # WalletVault: `make run` starts a development server, `make test` runs every test.
 # Both install missing Debian packages first (as root, or through sudo).
 
-APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libyajl-dev libsimdjson-dev libpq-dev postgresql curl python3-venv openssl kotlin junit5 libbcprov-java libjackson2-core-java
+APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libyajl-dev libsimdjson-dev libpq-dev postgresql curl python3-venv openssl nginx-light kotlin junit5 libbcprov-java libjackson2-core-java
 BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps bench-deps build release run test format format-check crosscheck bench hostile fuzz-smoke crash-test soak clean
+.PHONY: deps bench-deps build release run test format format-check crosscheck bench hostile nginx-front fuzz-smoke crash-test soak clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -56,6 +56,11 @@ crosscheck:
 
 hostile: build
 	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/hostile.py
+
+# The documented deployment: the real nginx with deploy/nginx-tls.conf in front of the server, every desync shape of
+# the hostile corpus sent through it (issue 29).
+nginx-front: deps build
+	WALLETVAULT_SERVER_BIN=$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/walletvault-server python3 scripts/nginx_front.py
 
 fuzz-smoke: deps
 	scripts/fuzz_smoke.sh

@@ -9,7 +9,8 @@
 #   1. the timed Swift suites, one test at a time (they stay apart from the parallel Swift run, see the Makefile);
 #   2. API conformance against docs/openapi.yaml;
 #   3. the Kotlin library's build and tests (with its end-to-end test against the Swift binaries);
-#   4. the format vectors' second reader, then the hostile corpus, then the TLS scan.
+#   4. the format vectors' second reader, then the hostile corpus, then nginx in front of the server (the corpus's
+#      desync shapes through deploy/nginx-tls.conf), then the TLS scan.
 # Every lane starts its own servers on free loopback ports (and the timed suites their own PostgreSQL cluster), so
 # none sees another's traffic. Each lane's output goes to a file and is printed whole when all are done, in the order
 # above, with its exit status and wall time; the script fails if any lane failed, and says which.
@@ -37,6 +38,7 @@ lane timed scripts/with-postgres.sh swift test --skip-build "$@" --no-parallel -
 lane conformance env WV_SERVER_BINARY="$bin/walletvault-server" scripts/conformance.sh &
 lane kotlin env WALLETVAULT_BIN_DIR="$bin" android/build.sh &
 lane sockets sh -c "scripts/crosscheck.sh && WALLETVAULT_SERVER_BIN='$bin/walletvault-server' python3 scripts/hostile.py \
+  && WALLETVAULT_SERVER_BIN='$bin/walletvault-server' python3 scripts/nginx_front.py \
   && WV_SERVER_BINARY='$bin/walletvault-server' scripts/tls_scan.sh" &
 wait
 

@@ -21,8 +21,10 @@ the rest, which run one after another as before; results are printed in case ord
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import re
 import select
 import sys
 import threading
@@ -75,6 +77,7 @@ class Context:
         self.other = server.setup.other
         self.tokens: dict[str, str] = {}
         self.tokens_lock = threading.Lock()  # waiting cases mint their sessions from their own threads
+        self.tls_port = 0  # the HTTPS server beside it, same issuer and session keys (desync cases)
         self.canary_body = b""
         self.canary_etag = ""
         self.attacker = wvlive.Signer("attacker-rs256", "RS256")
@@ -384,17 +387,31 @@ def body_cases() -> list[Case]:
 # HTTP framing, over raw sockets
 
 
-def raw_run(build: Callable[[Context], list], timeout: float = 12.0) -> Callable[[Context], Outcome]:
+def raw_run(build: Callable[[Context], list], timeout: float = 12.0, tls: bool = False) -> Callable[[Context], Outcome]:
     """Runs a script of steps: bytes to send, a float to sleep, 'half-close'.
 
     A reader thread collects answers while the steps are sent, so an early answer (a 413 before the body is done)
-    is read before the server closes the connection and a reset could discard it.
+    is read before the server closes the connection and a reset could discard it. With `tls` the script goes to the
+    second server, which serves HTTPS itself.
     """
     def run(context: Context) -> Outcome:
-        connection = Connection(context.port, timeout)
+        connection = Connection(context.tls_port if tls else context.port, timeout, tls=tls)
         started = time.monotonic()
         result: dict = {}
         reader = threading.Thread(target=lambda: result.update(zip(("raw", "closed"), connection.read_all(timeout=timeout))))
+        if tls:
+            # An SSL socket must not be read on one thread while written on another (OpenSSL's SSL object is not
+            # thread-safe): over TLS the steps are sent first, then the answers read.
+            for step in build(context):
+                if isinstance(step, bytes):
+                    connection.send(step)
+            reader.run()
+            connection.close()
+            outcome = outcome_of(wvlive.parse_replies(result.get("raw", b"")), result.get("closed", False))
+            outcome.raw = result.get("raw", b"")
+            outcome.elapsed = time.monotonic() - started
+            outcome.note = f"after {outcome.elapsed:.1f} s"
+            return outcome
         reader.start()
         try:
             for step in build(context):
@@ -572,9 +589,15 @@ def framing_cases() -> list[Case]:
 SMUGGLED = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
 
 
+def count_status_lines(raw: bytes) -> int:
+    """Status lines anywhere in what the server sent: a second answer starts right after the first one's body, not
+    after a line end, so counting lines that start with `HTTP/1.` missed it."""
+    return len(re.findall(rb"HTTP/1\.[01] \d{3} ", raw))
+
+
 def answered_alone_and_closed(context: Context, outcome: Outcome) -> str | None:
     """One answer (one status line on the wire), then the connection closes at once, not at the idle timeout."""
-    status_lines = sum(1 for line in outcome.raw.split(b"\r\n") if line.startswith(b"HTTP/1."))
+    status_lines = count_status_lines(outcome.raw)
     if status_lines != 1:
         return f"{status_lines} status lines on the wire (a smuggled request answered, or an answer written twice)"
     if not outcome.closed or outcome.elapsed >= 2.0:
@@ -629,8 +652,9 @@ def smuggling_cases() -> list[Case]:
         ("Transfer-Encoding in HTTP/1.0",
          lambda c: [keep_alive_head(c, ["Transfer-Encoding: chunked"]).replace(b"HTTP/1.1", b"HTTP/1.0") + body], 400,
          "malformed_request"),
-        ("Transfer-Encoding: gzip", lambda c: [keep_alive_head(c, ["Transfer-Encoding: gzip"]) + good + SMUGGLED], 501,
-         "not_implemented"),
+        # RFC 9112 §6.3: a final coding other than chunked leaves the length unknown, which is 400 (501 was answered).
+        ("Transfer-Encoding: gzip", lambda c: [keep_alive_head(c, ["Transfer-Encoding: gzip"]) + good + SMUGGLED], 400,
+         "malformed_request"),
         ("Transfer-Encoding: gzip, chunked",
          lambda c: [keep_alive_head(c, ["Transfer-Encoding: gzip, chunked"]) + body + SMUGGLED], 501, "not_implemented"),
         ("Transfer-Encoding: chunked twice",
@@ -655,28 +679,166 @@ def smuggling_cases() -> list[Case]:
     ]
     out = [Case(f"smuggling: {name}", raw_run(build), status, error, check=answered_alone_and_closed)
            for name, build, status, error in cases]
-    # libmicrohttpd 0.9.75 answers a Content-Length that is not digits itself, before the service sees the request,
-    # and writes that answer's status line and headers twice (docs/RELIABILITY.md); nothing after it is answered.
-    out.append(Case("smuggling: Content-Length not a number (libmicrohttpd's own 400, then closed)",
-                    raw_run(lambda c: [keep_alive_head(c, ["Content-Length: 12abc"]) + good + SMUGGLED]), 400,
-                    check=lambda c, o: None if o.closed and o.elapsed < 2.0 else f"not closed at once ({o.note})"))
-    # RELIABILITY.md finding 0, pinned so that a libmicrohttpd that stops doing it shows: every answer 0.9.75 makes
-    # itself while parsing the header section (a bad Content-Length here) carries its status line and header block
-    # twice, then the body once. Nothing of the server's runs before it (no option, callback or access-handler call
-    # sits between the header section and that answer); libmicrohttpd 1.0.0 fixed its state machine.
-    for value, status in (("12abc", 400), ("-5", 400), ("99999999999999999999999", 413)):
-        out.append(Case(f"libmicrohttpd 0.9.75: its own {status} for Content-Length {value[:12]} carries its head twice",
-                        raw_run(lambda c, value=value: [keep_alive_head(c, [f"Content-Length: {value}"]) + good]), status,
-                        check=head_written_twice))
+    # A Content-Length that is not digits (or past 2^63 - 1) was answered by libmicrohttpd 0.9.75 itself with its status
+    # line and headers written twice (RELIABILITY.md finding 0). The header gate refuses it before libmicrohttpd reads
+    # it (issue 29, finding 6): one answer, the service's, then closed.
+    for value in ("12abc", "-5", "99999999999999999999999", "", "1_0", "0x10", "+5"):
+        out.append(Case(f"smuggling: Content-Length {value[:12]!r} answered once (was libmicrohttpd's doubled head)",
+                        raw_run(lambda c, value=value: [keep_alive_head(c, [f"Content-Length: {value}"]) + good + SMUGGLED]),
+                        400, "malformed_request", check=answered_alone_and_closed))
     return out
 
 
-def head_written_twice(context: Context, outcome: Outcome) -> str | None:
-    """The answer is one head, the same head again, then one body, and the connection closes."""
-    parts = outcome.raw.split(b"\r\n\r\n")
-    if len(parts) != 3 or parts[0] != parts[1] or not parts[0].startswith(b"HTTP/1.1 "):
-        return f"not the 0.9.75 doubled head (libmicrohttpd changed? update RELIABILITY.md finding 0): {outcome.raw[:200]!r}"
-    return None if outcome.closed else "not closed"
+def answered_in_order(count: int) -> Callable[[Context, Outcome], str | None]:
+    """Exactly `count` answers on the wire, every one a 2xx-4xx, and the connection closed at once (no hang)."""
+    def check(context: Context, outcome: Outcome) -> str | None:
+        status_lines = count_status_lines(outcome.raw)
+        if status_lines != count:
+            return f"{status_lines} status lines on the wire, expected {count}"
+        if not outcome.closed or outcome.elapsed >= 2.0:
+            return f"the connection was not closed after the answers ({outcome.note})"
+        return None
+    return check
+
+
+def not_modified_without_zero_length(context: Context, outcome: Outcome) -> str | None:
+    """RFC 9110 §8.6: a 304's Content-Length is absent or the 200's, never the 0 of its empty body."""
+    head = outcome.raw.split(b"\r\n\r\n")[0].lower()
+    for line in head.split(b"\r\n"):
+        if line.startswith(b"content-length:") and line.split(b":", 1)[1].strip() != str(len(context.canary_body)).encode():
+            return f"the 304 carries {line.decode()!r}"
+    return answered_alone_and_closed(context, outcome)
+
+
+def fields_of(total: int, prefix: bytes) -> bytes:
+    """`prefix` and header lines `X-Fill-N: vvv` after it, `total` bytes with their line ends."""
+    lines, size, index = [], len(prefix), 0
+    while total - size > 260:
+        line = b"X-Fill-%03d: " % index + b"v" * 200 + b"\r\n"
+        lines.append(line)
+        size += len(line)
+        index += 1
+    rest = total - size - len(b"X-Last: \r\n")
+    return prefix + b"".join(lines) + b"X-Last: " + b"v" * rest + b"\r\n"
+
+
+def fields_of_count(fields: int, total: int, head: bytes) -> bytes:
+    """`head` (request line and fields, each with its CRLF) and filler fields after it, `fields` fields in all and
+    `total` bytes with the empty line that ends the section (not included)."""
+    present = head.count(b"\r\n") - 1
+    count = fields - present
+    room = total - len(head) - 2
+    per = room // count
+    lines = []
+    for i in range(count):
+        size = per if i < count - 1 else room - per * (count - 1)
+        prefix = b"X-%03d: " % i
+        lines.append(prefix + b"v" * (size - len(prefix) - 2) + b"\r\n")
+    return head + b"".join(lines)
+
+
+def desync_shapes() -> list[tuple]:
+    """Issue 29: the shapes a second round of attacks hid a request inside, and the wrong-but-safe answers, as
+    (name, build, status, error, check); scripts/nginx_front.py sends the same builds through nginx."""
+    good = wvlive.blob_bytes("canary")
+    mine = lambda c, who: c.session(who)  # noqa: E731
+    healthz_then = lambda hidden: [b"GET /healthz HTTP/1.1\r\nHost: x\r\n:\r\n" + hidden]  # noqa: E731
+    hidden_versions = lambda c: (b"GET /wallet-backup.ashx?action=versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "  # noqa: E731
+                                 + c.canary.encode() + b"\r\n\r\n")
+    save_head = lambda c, who, extra: (f"POST {SAVE} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"  # noqa: E731
+                                       f"Authorization: Bearer {mine(c, who)}\r\n").encode() + extra + b"\r\n"
+    blob = wvlive.blob_bytes("desync")
+    one = answered_alone_and_closed
+    cases = [
+        # 1. An empty field name ended libmicrohttpd's header section: what followed was a second request.
+        ("1: a ':' line, then a second request (was 200, 200)",
+         lambda c: healthz_then(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"), 400, "malformed_request", one),
+        ("1: a ':' line, then a hidden versions request with its own Authorization",
+         lambda c: healthz_then(hidden_versions(c)), 400, "malformed_request", one),
+        ("1: ': v' before Content-Length (the length was unseen: 401, then 400)",
+         lambda c: [f"POST {SAVE} HTTP/1.1\r\nHost: x\r\n: v\r\nContent-Length: 3\r\n\r\nabc".encode() + SMUGGLED], 400,
+         "malformed_request", one),
+        ("1: a ':' line in the trailers of a chunked body",
+         lambda c: [save_head(c, "desync-1", b"Transfer-Encoding: chunked\r\n") + b"%x\r\n" % len(blob) + blob
+                    + b"\r\n0\r\n:\r\n" + SMUGGLED + b"\r\n"], 400, None, one),
+        # 2. obs-fold: libmicrohttpd joined a folded line, the CL+TE guard saw one field where a proxy may see two.
+        ("2: Content-Length 1 folded onto ' 0', a 10-byte body (was 401, 405)",
+         lambda c: [f"POST {SAVE} HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n 0\r\n\r\n0123456789".encode()], 400,
+         "malformed_request", one),
+        ("2: Transfer-Encoding folded onto ' chunked' beside Content-Length",
+         lambda c: [f"POST {SAVE} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n chunked\r\nContent-Length: 5\r\n\r\n"
+                    "0\r\n\r\n".encode() + SMUGGLED], 400, "malformed_request", one),
+        ("2: an ordinary field folded with a tab",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n\tb\r\n\r\n" + SMUGGLED], 400, "malformed_request", one),
+        # 3. Trailing whitespace after chunked: read as "until close" (no answer, no log); now chunked, as RFC 9110 §5.5.
+        ("3: 'Transfer-Encoding: chunked ' is chunked: the save is stored, the next request answered",
+         lambda c: [save_head(c, "desync-3", b"Transfer-Encoding: chunked \r\n") + chunk_of(blob)
+                    + b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"], 200, None, answered_in_order(2)),
+        ("3: 'Transfer-Encoding: chunked<HTAB>' is chunked",
+         lambda c: [save_head(c, "desync-3", b"Transfer-Encoding: chunked\t\r\nConnection: close\r\n") + chunk_of(blob)],
+         200, None, one),
+        # 4. A chunk extension longer than libmicrohttpd's buffer got its 500.
+        ("4: a 64 KiB chunk extension (was 500)",
+         lambda c: [save_head(c, "desync-4", b"Transfer-Encoding: chunked\r\n") + b"%x;a=" % len(blob) + b"x" * 65536
+                    + b"\r\n" + blob + b"\r\n0\r\n\r\n"], 400, None, one),
+        ("4: a 12 KiB chunk extension is ignored (RFC 9112 §7.1.1), the save stored",
+         lambda c: [save_head(c, "desync-4", b"Transfer-Encoding: chunked\r\nConnection: close\r\n") + b"%x;a=" % len(blob)
+                    + b"x" * 12288 + b"\r\n" + blob + b"\r\n0\r\n\r\n"], 200, None, one),
+        # 5. A 304 said Content-Length: 0.
+        ("5: a 304 carries no Content-Length but the 200's",
+         lambda c: [f"GET {LOAD} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {c.canary}\r\nIf-None-Match: *\r\n"
+                    "Connection: close\r\n\r\n".encode()], 304, None, not_modified_without_zero_length),
+        # 6. libmicrohttpd's own Content-Length answers wrote their head twice; '5 <HTAB>' is valid and served.
+        ("6: an empty Content-Length (was answered with its head twice)",
+         lambda c: [save_head(c, "desync-6", b"Content-Length: \r\n") + good + SMUGGLED], 400, "malformed_request", one),
+        ("6: Content-Length '1_0'",
+         lambda c: [save_head(c, "desync-6", b"Content-Length: 1_0\r\n") + good + SMUGGLED], 400, "malformed_request", one),
+        ("6: Content-Length 'N <HTAB>' is N: the save is stored",
+         lambda c: [save_head(c, "desync-6", b"Content-Length: %d \t\r\nConnection: close\r\n" % len(blob)) + blob], 200,
+         None, one),
+        # 7. RFC 9112 §6.3: chunked not final is 400, not 501.
+        ("7: 'Transfer-Encoding: chunked, gzip' (was 501)",
+         lambda c: [save_head(c, "desync-7", b"Transfer-Encoding: chunked, gzip\r\n") + chunk_of(blob) + SMUGGLED], 400,
+         "malformed_request", one),
+        # 8. RFC 9112 §3.2: an invalid Host is 400.
+        ("8: 'Host: a b' (was 200)",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n" + SMUGGLED], 400, "malformed_request", one),
+        ("8: 'Host: a@b' (was 200)",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: a@b\r\n\r\n" + SMUGGLED], 400, "malformed_request", one),
+        ("8: 'Host: [::1]:8080' is a host",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n"], 200, None, one),
+        # 9. The header limit is 16 KiB as sent, as README and openapi.yaml say.
+        ("9: 100 fields, 98 of them 120 bytes (12 KiB) are served (was 431)",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-F%03d: %s\r\n" % (i, b"v" * 110) for i in range(98))
+                    + b"Connection: close\r\n\r\n"], 200, None, one),
+        ("9: a header section of exactly 16 KiB as sent is served",
+         lambda c: [fields_of(16384 - 2, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n") + b"\r\n"], 200,
+         None, one),
+        ("9: 101 header fields are 431 (libmicrohttpd keeps 56 bytes per field)",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(100))
+                    + b"\r\n"], 431, None, one),
+        ("9: 100 header fields are served",
+         lambda c: [b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                    + b"".join(b"X-%d: v\r\n" % i for i in range(98)) + b"\r\n"], 200, None, one),
+        ("9: 100 fields making exactly 16 KiB, on a save, are served (the most libmicrohttpd's pool must hold)",
+         lambda c: [fields_of_count(100, 16384, save_head(c, "desync-9", b"Content-Length: %d\r\nConnection: close\r\n"
+                                                          % len(blob))[:-2]) + b"\r\n" + blob], 200, None, one),
+        ("9: a header section of 16 KiB + 1 is 431",
+         lambda c: [fields_of(16385 - 2, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n") + b"\r\n"], 431,
+         None, one),
+    ]
+    return cases
+
+
+def desync_cases() -> list[Case]:
+    """The issue 29 shapes, each over plain HTTP and the server's own TLS (the header gate reads the decrypted bytes
+    the same way)."""
+    out = []
+    for tls in (False, True):
+        for name, build, status, error, check in desync_shapes():
+            out.append(Case(f"desync {name} ({'TLS' if tls else 'plain'})", raw_run(build, tls=tls), status, error,
+                            check=check))
+    return out
 
 
 def split(data: bytes, pieces: int) -> list[bytes]:
@@ -927,7 +1089,7 @@ def api_cases() -> list[Case]:
 
 def all_cases() -> list[Case]:
     return (json_suite_cases() + nesting_cases() + duplicate_cases() + nul_name_cases() + shape_cases() + base64_cases()
-            + body_cases() + framing_cases() + smuggling_cases() + token_cases() + api_cases())
+            + body_cases() + framing_cases() + smuggling_cases() + desync_cases() + token_cases() + api_cases())
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -973,7 +1135,10 @@ def main() -> int:
 
     directory = wvlive.temp_directory("wv-hostile-")
     server = wvlive.Server(wvlive.ServerSetup(directory, max_blob_bytes=LIMIT, connection_timeout=3))
+    # The same issuer and session keys behind the server's own TLS, for the cases that run over both.
+    tls_server = wvlive.Server(dataclasses.replace(server.setup, directory=os.path.join(directory, "tls"), tls=True))
     context = Context(server)
+    context.tls_port = tls_server.port
     failures = 0
     passed = 0
     try:
@@ -985,6 +1150,15 @@ def main() -> int:
             print(f"FAIL setup: canary save answered {reply and reply.status}")
             return 1
         context.canary_etag = reply.header("etag")
+        # The same canary behind TLS, for the 304 case there.
+        tls_connection = Connection(tls_server.port, 10.0, tls=True)
+        tls_connection.send(request_bytes("POST", SAVE, [("Content-Type", "application/json"),
+                                                         ("Authorization", "Bearer " + context.canary)], context.canary_body))
+        tls_replies = wvlive.parse_replies(tls_connection.read_all()[0])
+        tls_connection.close()
+        if not tls_replies or tls_replies[0].status != 200:
+            print(f"FAIL setup: canary save over TLS answered {tls_replies and tls_replies[0].status}")
+            return 1
         payload = json.loads(wvlive.b64u_decode(context.canary.split(".")[1]))
         context.canary_payload_for = lambda sub: json.dumps(dict(payload, sub=sub), separators=(",", ":")).encode()
 
@@ -1056,6 +1230,7 @@ def main() -> int:
             print(f"{len(cases)} cases in {time.monotonic() - started:.1f} s")
     finally:
         server.stop()
+        tls_server.stop()
         if failures == 0:
             wvlive.remove_directory(directory)
         else:

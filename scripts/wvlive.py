@@ -16,6 +16,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -211,9 +212,15 @@ def parse_replies(data: bytes) -> list[Reply]:
 class Connection:
     """One TCP connection to the server; sends bytes as told and reads what comes back."""
 
-    def __init__(self, port: int, timeout: float = 10.0):
+    def __init__(self, port: int, timeout: float = 10.0, tls: bool = False):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls:
+            # The server's own self-signed certificate (ServerSetup with tls): the bytes inside are what is tested.
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            self.sock = context.wrap_socket(self.sock)
         self.timeout = timeout
         self.broken = False
 
@@ -361,6 +368,7 @@ class ServerSetup:
     header_timeout: float = 20
     threads: int = 4
     database: str | None = None
+    tls: bool = False  # serve HTTPS directly, with a self-signed P-256 certificate for 127.0.0.1
     issuer: Issuer = field(default_factory=lambda: Issuer.make("https://idp.test", "idp"))
     other: Issuer = field(default_factory=lambda: Issuer.make("https://other-idp.test", "other", algs=("RS256",)))
     session_secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
@@ -393,9 +401,32 @@ class ServerSetup:
                        "max_connections_per_ip": self.max_connections_per_ip,
                        "header_timeout_seconds": self.header_timeout},
         }
+        if self.tls:
+            self.write_certificate()
+            config["tls"] = {"certificate_file": "tls-cert.pem", "key_file": "tls-key.pem"}
         path = os.path.join(self.directory, "config.json")
         dump("config.json", config)
         return path
+
+    def write_certificate(self):
+        import datetime
+        import ipaddress
+        from cryptography import x509
+        from cryptography.x509.oid import NameOID
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+        now = datetime.datetime.now(datetime.timezone.utc)
+        certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                       .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+                       .not_valid_after(now + datetime.timedelta(days=1))
+                       .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                      critical=False)
+                       .sign(key, hashes.SHA256()))
+        with open(os.path.join(self.directory, "tls-cert.pem"), "wb") as handle:
+            handle.write(certificate.public_bytes(serialization.Encoding.PEM))
+        with open(os.path.join(self.directory, "tls-key.pem"), "wb") as handle:
+            handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
 
     def session_token(self, sub="alice", azp="oem-a", oidc_iss=None, typ="wallet-session+jwt", kid="s1",
                       secret=None, now=None, alg="HS256", **edits) -> str:
@@ -438,7 +469,7 @@ class Server:
         self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
         line = self.process.stdout.readline().decode()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        match = re.search(r"https?://127\.0\.0\.1:(\d+)", line)
         if not match:
             self.process.kill()
             raise RuntimeError("server did not start: %r\n%s" % (line, self.log_tail()))

@@ -75,42 +75,6 @@ int wv_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_
     return -1;
 }
 
-static int wv_is_token_char(unsigned char c) {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return 1;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static enum MHD_Result wv_count_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-                                       const char *value, size_t value_size) {
-    (void)kind;
-    wv_mhd_header_facts *facts = cls;
-    if (key == NULL) return MHD_YES;
-    if (key_size == 4 && strncasecmp(key, "host", 4) == 0) facts->host++;
-    if (key_size == 14 && strncasecmp(key, "content-length", 14) == 0) facts->content_length++;
-    if (key_size == 17 && strncasecmp(key, "transfer-encoding", 17) == 0) facts->transfer_encoding++;
-    if (key_size == 0) facts->bad_name = 1;
-    for (size_t i = 0; i < key_size; i++) {
-        if (!wv_is_token_char((unsigned char)key[i])) facts->bad_name = 1;
-    }
-    if (value == NULL) return MHD_YES;
-    for (size_t i = 0; i < value_size; i++) {
-        unsigned char c = (unsigned char)value[i];
-        if ((c < 0x20 && c != '\t') || c == 0x7f) facts->bad_value = 1;
-    }
-    // libmicrohttpd keeps each value where it read it and ends it where the line ended, writing NUL over the CR
-    // and the LF; a NUL the client sent inside the value ends the C string early and hides the rest. So after a
-    // value the two bytes are the CR and LF it overwrote, both now NUL; a byte that is not means the value was
-    // cut by a NUL of the client's (or the line ended in a bare LF, which RFC 9112 §2.2 lets a server refuse).
-    // The read buffer holds at least the empty line after the last field, so both bytes are inside it.
-    if (value[value_size] != '\0' || value[value_size + 1] != '\0') facts->bad_value = 1;
-    return MHD_YES;
-}
-
-void wv_mhd_header_facts_of(struct MHD_Connection *connection, wv_mhd_header_facts *facts) {
-    memset(facts, 0, sizeof *facts);
-    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, wv_count_header, facts);
-}
-
 int wv_mhd_shutdown_connection(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) return -1;

@@ -12,7 +12,8 @@ public protocol HTTPResponder: Sendable {
     /// for it.
     func waitsOnStorage(_ request: HTTPRequest) -> Bool
     /// The answer to a request refused for its framing or addressing before its body is read: `status` is 400
-    /// (`malformed_request`) or 501 (`not_implemented`, an unknown transfer coding); the connection closes after it.
+    /// (`malformed_request`), 431 (a header section past 16 KiB as sent or 100 fields) or 501 (`not_implemented`, an
+    /// unknown transfer coding); the connection closes after it.
     func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse
 }
 

@@ -48,8 +48,13 @@ public final class HTTPServer: @unchecked Sendable {
         /// The protocol versions, suites and groups HTTPS offers (ignored for plain HTTP).
         public var tlsProfile = TLSProfile.intermediate
         /// Memory for one connection's headers and buffers; libmicrohttpd zeroes it for every
-        /// request, so a larger pool costs on every request. Headers past it get 431.
-        public var connectionMemoryLimit = 16 * 1024
+        /// request, so a larger pool costs on every request. The header gate answers 431 to a header section past
+        /// 16 KiB as sent or past 100 fields (`WV_GATE_HEADER_LIMIT`, `WV_GATE_FIELD_LIMIT`); libmicrohttpd keeps each
+        /// field's entry (56 bytes) beside the section's bytes in this pool, so at 16 KiB a hundred 120-byte fields
+        /// (12 KiB sent) got its own 431 (issue 29, finding 9). 24 KiB holds a 16 KiB section of 100 fields and the
+        /// answer; at 32 KiB a /healthz cost some 2 µs more CPU than at 16 (the pool is zeroed per request), at 24
+        /// KiB 128 such fields left no room for the answer, hence 100.
+        public var connectionMemoryLimit = 24 * 1024
 
         /// Creates default options.
         public init() {}
@@ -166,7 +171,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     fileprivate func handle(
-        connection: OpaquePointer, url: String, method: String, version: String, data: UnsafePointer<CChar>?,
+        connection: OpaquePointer, url: String, method: String, data: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let existing = state.pointee else {
@@ -178,13 +183,11 @@ public final class HTTPServer: @unchecked Sendable {
             upload.begin(method: method, path: url, limit: responder.bodyLimit(method: method, path: url))
             inFlight.wrappingAdd(1, ordering: .relaxed)
             watch.headersArrived(connection)
-            if let refusal = Self.framingRefusal(connection, version: version, rawTarget: upload.rawTarget, limit: upload.limit) {
+            if let refusal = Self.framingRefusal(connection, rawTarget: upload.rawTarget) {
                 upload.refused = true
                 upload.answered = true
                 return Self.queue(
-                    responder.malformedResponse(
-                        method: method, path: url, status: refusal.status,
-                        reason: refusal.reason),
+                    responder.malformedResponse(method: method, path: url, status: refusal.status, reason: refusal.reason),
                     on: connection, closing: true)
             }
             if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
@@ -307,17 +310,18 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func connection(_ connection: OpaquePointer?, opened: Bool) {
         if let connection {
-            if opened { watch.opened(connection) } else { watch.closed(connection) }
+            if opened {
+                watch.opened(connection)
+                // Every byte of the connection is read through the gate; one it cannot guard is not served at all.
+                if wv_gate_open(connection, options.tls == nil ? 0 : 1) != 0 { _ = wv_mhd_shutdown_connection(connection) }
+            } else {
+                wv_gate_close(connection)
+                watch.closed(connection)
+            }
         }
         connectionObserver?(opened)
     }
 
-    /// Why a request must be refused before anything else is read, from what libmicrohttpd parsed: the framing
-    /// and addressing shapes that two HTTP parsers (a proxy's and this one) could read two ways.
-    ///
-    /// libmicrohttpd picks `Transfer-Encoding` over `Content-Length` and the first of two `Content-Length`
-    /// fields, and cuts a decoded NUL out of the path and query; a proxy in front may do otherwise, so each
-    /// of these is an answer and a closed connection, never a guess (RFC 9112 §6.1, §6.3; RFC 9110 §5.5).
     /// Whether `target` contains the three bytes `%00`.
     static func containsEncodedNUL(_ target: String.UTF8View) -> Bool {
         var matched = 0
@@ -332,25 +336,18 @@ public final class HTTPServer: @unchecked Sendable {
         return false
     }
 
-    static func framingRefusal(_ connection: OpaquePointer, version: String, rawTarget: String, limit: Int)
-        -> (status: Int, reason: String)?
-    {
-        var facts = wv_mhd_header_facts()
-        wv_mhd_header_facts_of(connection, &facts)
-        if facts.bad_name != 0 { return (400, "a header field name holds a byte that is not a token character") }
-        if facts.bad_value != 0 { return (400, "a header field value holds a NUL, CR or other control byte") }
-        let isHTTP11 = version == "HTTP/1.1"
-        if facts.host > 1 || (isHTTP11 && facts.host == 0) { return (400, "an HTTP/1.1 request needs exactly one Host field") }
-        if facts.content_length > 1 { return (400, "Content-Length is given more than once") }
-        if facts.transfer_encoding > 0 {
-            if facts.content_length > 0 { return (400, "Content-Length and Transfer-Encoding together") }
-            if !isHTTP11 { return (400, "Transfer-Encoding in an HTTP/1.0 request") }
-            let coding = value(connection, .HEADER_KIND, "Transfer-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased()
-            if facts.transfer_encoding > 1 || coding != "chunked" { return (501, "the only transfer coding accepted is chunked") }
-        }
-        if facts.content_length == 1, let declared = value(connection, .HEADER_KIND, "Content-Length"), Int(declared) == nil {
-            // libmicrohttpd refuses what is not digits; digits past Int64 (2^64 - 1 is its "length unknown") reach here.
-            return (400, "Content-Length is too large to be a length")
+    /// Why a request must be refused before anything else is read: the framing and addressing shapes that two HTTP
+    /// parsers (a proxy's and this one) could read two ways.
+    ///
+    /// The header section was judged as sent, before libmicrohttpd framed it, by the header gate (`header_gate.c` in
+    /// `CVaultShims`): a section it refused reaches here as a clean stand-in carrying its code, so there is one reading
+    /// of the bytes, the gate's, and libmicrohttpd frames only what the gate let through unchanged or normalised. What is
+    /// left here is the target: libmicrohttpd decodes `%00` in the path and query and the C string then ends there
+    /// (RFC 9112 §6.1, §6.3; RFC 9110 §5.5).
+    static func framingRefusal(_ connection: OpaquePointer, rawTarget: String) -> (status: Int, reason: String)? {
+        let refusal = wv_gate_refusal_of(connection)
+        if refusal != WV_GATE_OK {
+            return (Int(wv_gate_status(refusal)), String(cString: wv_gate_reason(refusal)))
         }
         // `%00` is the only spelling of NUL in a target; libmicrohttpd decodes it and the C string then ends there.
         // Searched on the bytes: Foundation's `contains` on a String cost 2% of a D1 mint.
@@ -361,6 +358,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+        guard response.status != 304 else { return queueNotModified(response, on: connection, closing: closing) }
         guard let native = nativeResponse(body: response.body) else { return .NO }
         defer { MHD_destroy_response(native) }
         for (name, value) in response.headers {
@@ -368,6 +366,25 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if closing { _ = MHD_add_response_header(native, "Connection", "close") }
         return MHD_queue_response(connection, UInt32(response.status), native)
+    }
+
+    /// A 304 as RFC 9110 §8.6 has it: without `Content-Length`, or with the length a 200 would have had.
+    ///
+    /// libmicrohttpd 0.9.75 writes the `Content-Length` of a response's own body on every status but 1xx and 204, so a
+    /// 304 made from an empty body said `Content-Length: 0`, a length the representation does not have (issue 29,
+    /// finding 5). So a responder names the 200's length in the 304's `Content-Length` field, and the 304 is made as a
+    /// response of that size whose bytes libmicrohttpd never asks for (it sends no body with a 304). Without the field
+    /// it says 0 as before: an unknown size would make libmicrohttpd add `Transfer-Encoding: chunked` instead.
+    private static func queueNotModified(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+        let declared = response.header("Content-Length").flatMap { UInt64($0) }
+        guard let native = MHD_create_response_from_callback(declared ?? 0, 1024, noBodyReader, nil, nil)
+        else { return .NO }
+        defer { MHD_destroy_response(native) }
+        for (name, value) in response.headers where name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+            _ = MHD_add_response_header(native, name, value)
+        }
+        if closing { _ = MHD_add_response_header(native, "Connection", "close") }
+        return MHD_queue_response(connection, 304, native)
     }
 
     /// Bodies from this size up are sent from the `Data`'s own bytes, kept alive until libmicrohttpd is done with them;
@@ -580,6 +597,9 @@ private let releaseResponseBody: MHD_ContentReaderFreeCallback = { context in
     Unmanaged<ResponseBodyOwner>.fromOpaque(context).release()
 }
 
+/// The body reader of a response whose body is never sent (a 304): the end at once, should libmicrohttpd ever ask.
+private let noBodyReader: MHD_ContentReaderCallback = { _, _, _, _ in -1 }
+
 /// A suspended connection, handed to a storage worker to resume.
 private struct SuspendedConnection: @unchecked Sendable {
     // @unchecked: libmicrohttpd allows MHD_resume_connection from any thread.
@@ -591,12 +611,11 @@ private struct SuspendedConnection: @unchecked Sendable {
 }
 
 private let httpServerAccessHandler: MHD_AccessHandlerCallback = {
-    context, connection, url, method, version, data, uploadSize, state in
+    context, connection, url, method, _, data, uploadSize, state in
     guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     return server.handle(
-        connection: connection, url: String(cString: url), method: String(cString: method),
-        version: version.map { String(cString: $0) } ?? "", data: data, uploadSize: uploadSize,
+        connection: connection, url: String(cString: url), method: String(cString: method), data: data, uploadSize: uploadSize,
         state: state)
 }
 

@@ -60,7 +60,12 @@ public struct WalletVaultService: HTTPResponder {
     }
 
     public func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse {
-        let response = APIError(status == 501 ? .notImplemented : .malformedRequest, reason).response
+        // A header section past its limit is answered below the API, in plain text as libmicrohttpd's own 431 was
+        // (docs/openapi.yaml): the wire contract has no code for it. Logged like every refusal.
+        let response =
+            status == 431
+            ? HTTPResponse(status: 431, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(reason.utf8))
+            : APIError(status == 501 ? .notImplemented : .malformedRequest, reason).response
         // The path may be attacker text cut at a NUL: `record` names unknown ones `(unknown)`.
         let notes = RequestNotes()
         notes.reason = reason

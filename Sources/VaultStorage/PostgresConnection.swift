@@ -37,6 +37,20 @@ final class PostgresConnection: @unchecked Sendable {
         PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
+    /// Whether an idle pooled connection can still take a statement, judged without a round trip before one is sent.
+    ///
+    /// libpq learns that the server ended a connection (a restart's 57P01, then the socket's end) only when it next
+    /// reads, which was the first statement of the next save: a node left idle while PostgreSQL restarted answered
+    /// that save 503 (issue 29, finding 10). An idle connection has nothing to read, so a socket that is readable at all
+    /// holds the server's goodbye or its end, and the connection is not used. (A rare unprompted ParameterStatus would
+    /// cost one connection opened anew, never a statement.)
+    var isAlive: Bool {
+        guard isReusable else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { return false }
+        return poll(&descriptor, 1, 0) == 0
+    }
+
     /// Runs SQL without parameters or rows to read (transaction control, migrations); may hold several statements.
     func execute(_ sql: String) throws(StoreError) {
         _ = try check(PQexec(handle, sql))

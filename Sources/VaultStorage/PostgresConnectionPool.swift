@@ -27,8 +27,14 @@ final class PostgresConnectionPool: Sendable {
             throw StoreError(.unavailable, "all \(size) database connections stayed busy for 10 s")
         }
         defer { permits.signal() }
+        // A pooled connection the server has ended since its last use (a restart) is dropped before any statement is sent
+        // on it, and the next one tried, then a fresh one: a 503 only when the database cannot be reached now.
+        var reused: PostgresConnection?
+        while reused == nil, let pooled = idle.withLock({ $0.popLast() }) {
+            if pooled.isAlive { reused = pooled }
+        }
         let connection: PostgresConnection
-        if let pooled = idle.withLock({ $0.popLast() }) { connection = pooled } else { connection = try PostgresConnection(url: url) }
+        if let reused { connection = reused } else { connection = try PostgresConnection(url: url) }
         defer {
             if connection.isReusable { idle.withLock { $0.append(connection) } }
         }

@@ -50,6 +50,30 @@ struct PostgresOutageTests {
         }
     }
 
+    /// Issue 29, finding 10: a node left idle while PostgreSQL restarted holds pooled connections the restart killed;
+    /// its first saves must go out on fresh ones (200), not fail on the dead ones (503 57P01).
+    @Test(arguments: ["fast", "immediate"])
+    func firstSavesAfterARestartUnderAnIdleNodeAre200(stopMode: String) async throws {
+        let url = try TestPostgres.requireURL()
+        let server = try LiveServer(.init(savesPerHour: 1_000_000, database: url, historyVersions: 1000))
+        let users = (0..<6).map { _ in UUID().uuidString }
+        var tokens: [String] = []
+        for user in users { tokens.append(try await server.sessionToken(for: TestIssuer.shared.accessToken(sub: user))) }
+        // Saves side by side, so the pool holds several connections, all of which the restart kills.
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for (user, token) in tokens.enumerated() {
+                group.addTask { try await server.save(sampleBlob("before-\(user)"), token: token).status }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        try await TestPostgres.pgCtl(["restart", "-m", stopMode, "-w", "-t", "60"])
+        for (user, token) in tokens.enumerated() {
+            let reply = try await server.save(sampleBlob("after-\(user)"), token: token)
+            #expect(reply.status == 200, "save \(user) after the restart: \(reply.status) \(reply.json["message"] ?? "")")
+        }
+        #expect(try await server.send("GET", "/readyz").status == 200)
+    }
+
     @Test(arguments: ["fast", "immediate"])
     func answers503WhileDownLosesNoAcknowledgedSaveAndRecovers(stopMode: String) async throws {
         let url = try TestPostgres.requireURL()

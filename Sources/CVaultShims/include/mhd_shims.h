@@ -21,18 +21,6 @@ typedef struct wv_mhd_options {
     void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection);
 } wv_mhd_options;
 
-/// What the header fields of one request say about its framing, counted by `wv_mhd_header_facts`.
-typedef struct wv_mhd_header_facts {
-    unsigned int host;              // `Host` fields
-    unsigned int content_length;    // `Content-Length` fields
-    unsigned int transfer_encoding; // `Transfer-Encoding` fields
-    int bad_name;                   // a field name with a byte that is not an RFC 9110 token character
-    int bad_value;                  // a field value with a control byte (NUL, CR, LF, DEL, ...) other than tab
-} wv_mhd_header_facts;
-
-/// Counts and checks the request's header fields as libmicrohttpd parsed them.
-void wv_mhd_header_facts_of(struct MHD_Connection *connection, wv_mhd_header_facts *facts);
-
 /// Shuts the connection's socket down in both directions, so libmicrohttpd's next read ends and it closes the
 /// connection; safe from any thread while the connection is open (the descriptor is closed only after
 /// libmicrohttpd reports the connection closed). Returns 0, or -1 when the descriptor is unknown.

@@ -166,7 +166,8 @@ struct BackupEndpoint: Sendable {
         guard let stored else { throw APIError(.notFound, "nothing is stored for this user at that version") }
         let etag = EntityTag.header(for: stored.syncID)
         if let ifNoneMatch = request.header("if-none-match"), EntityTag.list(ifNoneMatch)?.contains(stored.syncID) ?? true {
-            return HTTPResponse(status: 304, headers: [("ETag", etag)])
+            // The 200's length, which a 304 may carry (RFC 9110 §8.6); the transport sends no body with it.
+            return HTTPResponse(status: 304, headers: [("ETag", etag), ("Content-Length", String(stored.body.count))])
         }
         return HTTPResponse(
             status: 200,
