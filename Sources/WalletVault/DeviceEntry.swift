@@ -13,8 +13,12 @@ public struct DeviceEntry: Sendable, Equatable {
     public let created: UTCTimestamp?
     /// Whether this device can open the vault through it.
     public let isThisDevice: Bool
-    /// Whether it is a person-held secret (recovery code, passphrase) rather than a device key.
+    /// Whether it is a recovery path rather than a device key: a person-held secret (recovery code, passphrase) or
+    /// the iCloud Keychain recovery key.
     public let isRecoveryPath: Bool
+    /// Whether it is the iCloud Keychain recovery key's entry (`SyncedRecoveryKey`): its `kek_id` is the key this
+    /// device holds in iCloud Keychain, or, on a device without it, its `A256KW` entry carries `SyncedRecoveryKey.label`.
+    public var isSyncedRecoveryKey: Bool = false
 }
 
 /// Whether the vault has enough independent ways in to survive losing this device.
@@ -23,8 +27,10 @@ public struct KeyHealth: Sendable, Equatable {
     public let usableHere: [String]
     /// Device keys enrolled (this one included).
     public let deviceKeys: Int
-    /// Recovery codes and passphrases enrolled.
+    /// Recovery paths enrolled: recovery codes, passphrases and the iCloud Keychain recovery key.
     public let recoveryPaths: Int
+    /// Whether the iCloud Keychain recovery key is enrolled (one of `recoveryPaths`).
+    public var hasSyncedRecoveryKey: Bool = false
     /// A warning to show the user, when fewer than two independent ways in exist.
     public let warning: String?
 }

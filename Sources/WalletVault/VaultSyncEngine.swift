@@ -36,6 +36,9 @@ public actor VaultSyncEngine {
     private let conflictHandler: ConflictHandler?
     private let clock: any WalletClock
     private let deviceLabel: String
+    /// The iCloud Keychain recovery key's store, when the app offers it; nothing is stored until
+    /// `enableSyncedRecoveryKey()`.
+    private let syncedRecoveryKey: SyncedRecoveryKey?
     /// Bumped by every edit; a write-back compares it with the value its operation read.
     private var editGeneration: UInt64 = 0
     /// Whether a server operation is running; the others wait in `waitingOperations`, first come first served.
@@ -49,13 +52,14 @@ public actor VaultSyncEngine {
     }
 
     /// Creates an engine for the profile in `store`, with this device's key in `deviceKeys` (the store's own key
-    /// file when nil; on Apple platforms, a `PlatformDeviceKeyStore`).
+    /// file when nil; on Apple platforms, a `PlatformDeviceKeyStore`). `syncedRecoveryKey` (on Apple platforms over
+    /// an `ICloudKeychainKeyStore`) lets the app offer the iCloud Keychain recovery key; passing it stores nothing.
     ///
     /// - Throws: `SyncError` `.localStorage` when the profile's counter file is unreadable.
     public init(
         store: LocalVaultStore, deviceKeys: (any DeviceKeyStore)? = nil, backup: BackupClient, deviceLabel: String,
         maxBlobBytes: Int = 1_048_576, policy: SyncPlanner.Policy = .threeWayMerge, conflictHandler: ConflictHandler? = nil,
-        clock: any WalletClock = SystemWalletClock()
+        clock: any WalletClock = SystemWalletClock(), syncedRecoveryKey: SyncedRecoveryKey? = nil
     ) throws(SyncError) {
         self.store = store
         keys = deviceKeys ?? store
@@ -67,6 +71,7 @@ public actor VaultSyncEngine {
         self.conflictHandler = conflictHandler
         self.clock = clock
         self.deviceLabel = deviceLabel
+        self.syncedRecoveryKey = syncedRecoveryKey
     }
 
     // MARK: - The local document
@@ -531,7 +536,9 @@ public actor VaultSyncEngine {
                 throw SyncError(.noVault, "nothing synced to revoke from")
             }
             var remaining = try await openSynced()
-            let replaced = newRecoveryPaths == nil ? [] : try devices().filter(\.isRecoveryPath).map(\.kekID)
+            // The iCloud Keychain key is no code or passphrase a revoked device saw: it is revoked by its own kek_id.
+            let replaced =
+                newRecoveryPaths == nil ? [] : try devices().filter { $0.isRecoveryPath && !$0.isSyncedRecoveryKey }.map(\.kekID)
             do throws(VaultEnvelopeError) {
                 for kekID in kekIDs + replaced.filter({ !kekIDs.contains($0) }) {
                     remaining = try sealer.revoke(kekID: kekID, in: remaining)
@@ -543,11 +550,16 @@ public actor VaultSyncEngine {
                 remaining = try await envelopeCall { [remaining] in try await sealer.enroll(path.key, label: path.label, in: remaining) }
             }
             let device = try keys.deviceKeyCreatingIfNeeded()
-            let wrapping = [device] + additionalKeys + (newRecoveryPaths ?? []).map(\.key)
+            let wrapping = [device] + additionalKeys + (newRecoveryPaths ?? []).map(\.key) + (try syncedRecoveryWrapping())
+            // allowingPrompts: this device's own key may need its holder (a Secure Enclave key); without it an iPhone's
+            // rotation dropped its own entry. It is the operation's key, authenticated once for the whole operation;
+            // other devices' keys are never in `wrapping`. Inside `withoutPrompts` it ends with `.notNow` instead.
             let sealed = try await envelopeCall { [remaining] in
-                try await sealer.rotateDEK(encode(document), over: remaining, keys: wrapping, rotatingVaultSecret: true)
+                try await sealer.rotateDEK(
+                    encode(document), over: remaining, keys: wrapping, allowingPrompts: true, rotatingVaultSecret: true)
             }
             let saved = try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version))
+            try deleteSyncedRecoveryKey(ifRevoked: kekIDs)
             return .rotated(version: saved, skipped: sealed.rotation?.skipped ?? [])
         }
     }
@@ -560,15 +572,18 @@ public actor VaultSyncEngine {
         let envelope: VaultEnvelope
         do { envelope = try VaultEnvelope(parsing: blob) } catch { throw SyncError(.tampered, error.reason) }
         let own = (try? keys.currentDeviceKey()).flatMap { $0 }.map { [$0.kekID, $0.pairingKekID] } ?? []
+        let syncedKekID = heldSyncedRecoveryKekID()
         return envelope.entries.map { entry in
+            let isSynced = Self.isSyncedRecoveryEntry(entry, heldKekID: syncedKekID)
             let isRecovery: Bool
             switch entry.scheme {
             case .a256kw(.recoveryCode), .a256kw(.passphrase): isRecovery = true
-            default: isRecovery = false
+            default: isRecovery = isSynced
             }
             return DeviceEntry(
                 kekID: entry.kekID, label: entry.label ?? "", algorithm: entry.algorithm?.rawValue ?? "seed",
-                created: entry.created, isThisDevice: own.contains(entry.kekID), isRecoveryPath: isRecovery)
+                created: entry.created, isThisDevice: own.contains(entry.kekID), isRecoveryPath: isRecovery,
+                isSyncedRecoveryKey: isSynced)
         }
     }
 
@@ -579,13 +594,78 @@ public actor VaultSyncEngine {
         let entries = try devices()
         let deviceKeys = entries.filter { !$0.isRecoveryPath }.count
         let recoveryPaths = entries.filter(\.isRecoveryPath).count
+        let synced = entries.filter(\.isSyncedRecoveryKey)
         let warning: String? =
             deviceKeys + recoveryPaths < 2
             ? "only one way into this vault: losing it loses the vault; add a recovery code or another device"
-            : recoveryPaths == 0 ? "no recovery code or passphrase: if every device is lost, the vault is lost" : nil
+            : recoveryPaths == 0
+                ? "no recovery code or passphrase: if every device is lost, the vault is lost"
+                : recoveryPaths == synced.count
+                    ? "the only recovery path is the iCloud Keychain key: losing every device and the Apple account loses the vault; add a recovery code"
+                    : nil
+        let held = heldSyncedRecoveryKekID()
         return KeyHealth(
-            usableHere: entries.filter(\.isThisDevice).map(\.kekID), deviceKeys: deviceKeys,
-            recoveryPaths: recoveryPaths, warning: warning)
+            usableHere: entries.filter { $0.isThisDevice || $0.kekID == held }.map(\.kekID), deviceKeys: deviceKeys,
+            recoveryPaths: recoveryPaths, hasSyncedRecoveryKey: !synced.isEmpty, warning: warning)
+    }
+
+    // MARK: - The iCloud Keychain recovery key
+
+    /// Turns on the iCloud Keychain recovery key (issue #28 point 5): stores a random 256-bit key in the user's iCloud
+    /// Keychain and enrolls it as its own entry, right after a fresh load. A restored or new iPhone of the same Apple
+    /// account then opens the vault with `recoverWithSyncedKey()`. Nothing happens when its key is already enrolled;
+    /// a stored key that is not enrolled (revoked, or left by another vault) is replaced by a new one, never re-enrolled.
+    ///
+    /// - Throws: `SyncError` `.invalidInput` when the engine was made without a `syncedRecoveryKey`, `.notNow` or
+    ///   `.localStorage` when the Keychain refuses, and what `sync` throws.
+    public func enableSyncedRecoveryKey() async throws(SyncError) -> SyncReport {
+        guard let syncedRecoveryKey else { throw SyncError(.invalidInput, "this engine was made without a syncedRecoveryKey store") }
+        return try await exclusively { () async throws(SyncError) -> SyncReport in
+            try await changeRecipients { (state) async throws(SyncError) -> VaultState in
+                if let held = try syncedRecoveryKey.storedKEK(), state.entries.contains(where: { $0.kekID == held.kekID }) { return state }
+                let kek = try syncedRecoveryKey.createKEK()
+                return try await envelopeCall { try await sealer.enroll(kek, label: SyncedRecoveryKey.label, in: state) }
+            }
+        }
+    }
+
+    /// Opens the server's vault with the iCloud Keychain recovery key on a restored or new iPhone of the same Apple
+    /// account, enrolls this device's new key and saves, as `recover(with:)` does; the synced key's entry stays.
+    /// Chosen over `sync()` using it by itself: enrolling a new Secure Enclave key shows Face ID, which the app asks for
+    /// when `sync()` reported `.keyInvalidated` or `.noAccess`, and `sync()` keeps reporting exactly those.
+    ///
+    /// - Throws: `SyncError` `.noAccess` when this device holds no such key (not enabled, revoked, or not synced to
+    ///   this device yet: iCloud Keychain may take a while on a new phone) or it does not open the vault, `.notNow`
+    ///   before the first unlock, and what `recover(with:)` throws.
+    public func recoverWithSyncedKey() async throws(SyncError) -> SyncReport {
+        guard let kek = try syncedRecoveryKey?.storedKEK() else {
+            throw SyncError(.noAccess, "no iCloud Keychain recovery key on this device (not turned on, revoked, or not synced yet)")
+        }
+        return try await recover(with: kek)
+    }
+
+    /// The `kek_id` of the iCloud Keychain key this device holds; nil when it holds none or cannot read it now.
+    private func heldSyncedRecoveryKekID() -> String? {
+        (try? syncedRecoveryKey?.storedKEK())?.kekID
+    }
+
+    /// Whether `entry` is the iCloud Keychain key's: its `kek_id` is the key held here, or (on a device without it,
+    /// a laptop) it is a stored-key `A256KW` entry with the label that key is always enrolled under.
+    private static func isSyncedRecoveryEntry(_ entry: WrappedKey, heldKekID: String?) -> Bool {
+        if entry.kekID == heldKekID { return true }
+        return entry.scheme == .a256kw(.stored) && entry.label == SyncedRecoveryKey.label
+    }
+
+    /// The iCloud Keychain key for a rotation to re-wrap (it needs no prompt); none when this device holds none.
+    private func syncedRecoveryWrapping() throws(SyncError) -> [any KeyWrapping] {
+        guard let kek = try syncedRecoveryKey?.storedKEK() else { return [] }
+        return [kek]
+    }
+
+    /// Deletes the iCloud Keychain item, on every device of the account, once its entry was revoked and saved.
+    private func deleteSyncedRecoveryKey(ifRevoked kekIDs: [String]) throws(SyncError) {
+        guard let syncedRecoveryKey, let held = heldSyncedRecoveryKekID(), kekIDs.contains(held) else { return }
+        try syncedRecoveryKey.delete()
     }
 
     // MARK: - Plumbing

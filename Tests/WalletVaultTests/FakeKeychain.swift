@@ -38,6 +38,15 @@ final class FakeKeychain: PlatformKeychain {
 
     private let state = Mutex(State())
 
+    /// The Apple account this phone is signed in to: its synchronizable items, shared with every other phone of the
+    /// same account; this keychain's own key item stays on this phone.
+    let account: FakeAppleAccount
+
+    /// A phone signed in to `account` (a new account of its own when nil).
+    init(account: FakeAppleAccount? = nil) {
+        self.account = account ?? FakeAppleAccount()
+    }
+
     /// What using the key throws from now on (nil: it works), as the Apple code reports the Secure Enclave's answer.
     func failInUse(with error: PlatformKeyError?) { state.withLock { $0.failureInUse = error } }
 

@@ -30,16 +30,17 @@ struct SimulatedDevice {
     init(
         server: InProcessServer, user: String, label: String, directory: URL? = nil, gate: RequestGate? = nil,
         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler? = nil,
-        keychain: (any PlatformKeychain)? = nil
+        keychain: (any PlatformKeychain)? = nil, syncedKeys: (any SyncedKeyStore)? = nil
     ) throws {
         try self.init(
             baseURL: server.baseURL, user: user, label: label, directory: directory, transport: server.transport(gate: gate),
-            maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler, keychain: keychain)
+            maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler, keychain: keychain, syncedKeys: syncedKeys)
     }
 
     init(
         baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
-        maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil
+        maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil,
+        syncedKeys: (any SyncedKeyStore)? = nil
     ) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
         tokens = SessionTokenProvider(
@@ -51,7 +52,8 @@ struct SimulatedDevice {
         let store = try LocalVaultStore(directory: self.directory)
         engine = try VaultSyncEngine(
             store: store, deviceKeys: keychain.map { PlatformDeviceKeyStore(keychain: $0, profile: store) },
-            backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler)
+            backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler,
+            syncedRecoveryKey: syncedKeys.map { SyncedRecoveryKey(store: $0) })
     }
 
     func set(_ id: String, _ value: String) async throws {
