@@ -23,13 +23,23 @@ import WalletVault
             counter: (1 << 53) - 1)
     }
 
-    /// A vault on A with one item, and B paired to it and synced.
-    static func pairedDevices() async throws -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice) {
+    /// A vault created on A, and B, not paired yet, on the same account.
+    static func vaultAndNewDevice(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws
+        -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice)
+    {
         let server = try InProcessServer()
         let user = UUID().uuidString
         let a = try SimulatedDevice(server: server, user: user, label: "A")
         let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.createVault()
+        _ = try await a.engine.createVault(recoveryPaths: recoveryPaths)
+        return (server, user, a, b)
+    }
+
+    /// A vault on A with one item, and B paired to it and synced.
+    static func pairedDevices(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws
+        -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice)
+    {
+        let (server, user, a, b) = try await vaultAndNewDevice(recoveryPaths: recoveryPaths)
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
         _ = try await a.engine.pairAndConfirm(b.engine)
@@ -39,11 +49,7 @@ import WalletVault
     // MARK: Point 1: an unauthenticated blob while nothing is pinned
 
     @Test func aNewDeviceNeverRestoresABlobTheServerMadeForItsPairingKey() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let a = try SimulatedDevice(server: server, user: user, label: "A")
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.createVault()
+        let (_, _, a, b) = try await Self.vaultAndNewDevice()
         let request = try await b.engine.pairingRequest()
         // The server replaces the vault with one of its own, wrapped to the key the request carried.
         _ = try await b.backup.save(try await Self.serverMadeBlob(for: PublicKeyRecipient(request.publicKey)))
@@ -101,11 +107,7 @@ import WalletVault
     // MARK: Point 3: the confirmation code
 
     @Test func threeWrongCodesVoidThePairingRequestAndNothingIsStored() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let a = try SimulatedDevice(server: server, user: user, label: "A")
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.createVault()
+        let (_, _, a, b) = try await Self.vaultAndNewDevice()
         let request = try await b.engine.pairingRequest()
         _ = try await a.engine.approve(request)
         let code = try await a.engine.confirmationCode(for: request)
@@ -149,15 +151,9 @@ import WalletVault
     /// A vault on A with a recovery code, B paired, and the code B may have seen.
     static func vault() async throws -> (server: InProcessServer, user: String, a: SimulatedDevice, b: SimulatedDevice, code: RecoveryCode)
     {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let a = try SimulatedDevice(server: server, user: user, label: "A")
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
         let code = RecoveryCode.generate()
-        _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "Recovery code")])
-        try await a.set("passport", "P1")
-        _ = try await a.engine.sync()
-        _ = try await a.engine.pairAndConfirm(b.engine)
+        let (server, user, a, b) = try await JoiningAndLocalStateSDKTests.pairedDevices(
+            recoveryPaths: [(try RecoveryCodeKEK(code: code), "Recovery code")])
         return (server, user, a, b, code)
     }
 

@@ -8,14 +8,7 @@ import WalletVault
 /// to anchored blobs, FORMAT.md §11.7) confirms the vault again with a device that pinned it, and loses nothing.
 @Suite struct ReconfirmationSDKTests {
     @Test func aMemberWithoutAnAnchorConfirmsAgainAndKeepsItsEntryAndEdits() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let a = try SimulatedDevice(server: server, user: user, label: "A")
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.createVault()
-        try await a.set("passport", "P1")
-        _ = try await a.engine.sync()
-        _ = try await a.engine.pairAndConfirm(b.engine)
+        let (server, user, a, b) = try await JoiningAndLocalStateSDKTests.pairedDevices()
 
         // B's counters and anchor are gone (deleted, or a profile from before they were sealed): issue 26 point 10.
         try FileManager.default.removeItem(at: b.directory.appendingPathComponent("counters.sealed"))
