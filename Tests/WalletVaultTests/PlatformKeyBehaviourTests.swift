@@ -12,17 +12,7 @@ import WalletVault
 struct PlatformKeyBehaviourTests {
     /// A laptop creates the vault with a recovery code; the phone pairs with its platform key and has the first item.
     func pairedPhone() async throws -> (SimulatedDevice, SimulatedDevice, FakeKeychain, RecoveryCode) {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let code = RecoveryCode.generate()
-        let keychain = FakeKeychain()
-        let a = try SimulatedDevice(server: server, user: user, label: "Laptop")
-        let phone = try SimulatedDevice(server: server, user: user, label: "iPhone", keychain: keychain)
-        _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "recovery code")])
-        try await a.set("passport", "P1")
-        _ = try await a.engine.sync()
-        _ = try await a.engine.pairAndConfirm(phone.engine)
-        return (a, phone, keychain, code)
+        try await PlatformKeyTests().pairedPhone()
     }
 
     /// The code `body` fails with, by name (so the test reads the same before and after a code is added).
