@@ -24,6 +24,7 @@ public struct VaultIdentity: Sendable {
     private static let sealInfo = Data("WalletVault-v1 vault secret".utf8)
     private static let anchorDomain = Data("WalletVault-v1 anchor".utf8) + [0]
     private static let confirmationDomain = Data("WalletVault-v1 pairing confirmation v2".utf8) + [0]
+    private static let writeKeyInfo = Data("WalletVault-v1 write key".utf8) + [0]
 
     /// An identity from its parts; `secrets` are those of epochs `epoch - secrets.count + 1 … epoch`.
     init(rawID: Data, epoch: UInt64, secrets: [Data]) {
@@ -67,6 +68,28 @@ public struct VaultIdentity: Sendable {
         let number = Data(code).prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
         let digits = String(format: "%06u", number)
         return "\(digits.prefix(3)) \(digits.suffix(3))"
+    }
+
+    /// The current epoch's write key, with which a member proves to the server that it may save or erase
+    /// (FORMAT.md §11.8); every member derives the same key from the epoch's secret.
+    ///
+    /// The scalar is `HKDF-SHA256(ikm = S_e, salt = raw vault_id, info = "WalletVault-v1 write key" ‖ 0x00 ‖
+    /// u64be(e) ‖ u8(i), L = 32)` for the first `i` = 0, 1, … that gives a valid P-256 scalar (1 … n − 1): the
+    /// candidate testing of FIPS 186-5 A.2.2, so the key is uniform and one try fails with probability 2^-32.
+    public var writeKey: P256.Signing.PrivateKey {
+        let secret = SymmetricKey(data: secrets[secrets.count - 1])
+        for attempt in UInt8.min...UInt8.max {
+            // Only the OpenSSL backend's HKDF throws, and only for an output length outside 1 … 8160.
+            guard
+                let scalar = try? HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: secret, salt: rawID, info: Self.writeKeyInfo + Self.bigEndian(epoch) + [attempt],
+                    outputByteCount: 32),
+                let key = try? scalar.withUnsafeBytes({ try P256.Signing.PrivateKey(rawRepresentation: $0) })
+            else { continue }
+            return key
+        }
+        // 256 candidates all out of range: probability 2^-8192.
+        preconditionFailure("no P-256 scalar among 256 HKDF outputs")
     }
 
     // MARK: The vault_secret member

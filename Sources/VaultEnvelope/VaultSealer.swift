@@ -31,6 +31,9 @@ public struct VaultSealer: Sendable {
         public let state: VaultState
         /// What happened to the entries if this seal rotated the DEK.
         public let rotation: DEKRotation?
+        /// The identity of the version this one replaces (nil for a new vault or one from before anchors): its write
+        /// key proves to the server that the writer may replace it (FORMAT.md §11.8).
+        public let basis: VaultIdentity?
     }
 
     /// The server's body limit (its `limits.max_blob_bytes`, 1 MiB by default); larger blobs are refused here.
@@ -81,7 +84,8 @@ public struct VaultSealer: Sendable {
             entries.append(try await recipient.key.wrap(dek).labeled(recipient.label, created: now))
         }
         return try await write(
-            plaintext, dek: dek, entries: entries, identity: identity, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil)
+            plaintext, dek: dek, entries: entries, identity: identity, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil,
+            basis: nil)
     }
 
     /// Seals the next version of a vault with its DEK and pending entries, rotating the DEK first when it is due.
@@ -98,7 +102,7 @@ public struct VaultSealer: Sendable {
         // A vault from before anchors gets its identity at its first write here (FORMAT.md §11.7).
         return try await write(
             plaintext, dek: state.dek, entries: state.entries, identity: state.identity ?? .create(), vaultID: state.vaultID,
-            after: state.counter, dekSeals: state.dekSeals + 1, rotation: nil
+            after: state.counter, dekSeals: state.dekSeals + 1, rotation: nil, basis: state.identity
         )
     }
 
@@ -147,7 +151,7 @@ public struct VaultSealer: Sendable {
         let identity = state.identity.map { rotatingVaultSecret ? $0.rotated() : $0 } ?? .create()
         return try await write(
             plaintext, dek: dek, entries: entries, identity: identity, vaultID: state.vaultID, after: state.counter,
-            dekSeals: 1, rotation: rotation
+            dekSeals: 1, rotation: rotation, basis: state.identity
         )
     }
 
@@ -190,7 +194,7 @@ public struct VaultSealer: Sendable {
 
     private func write(
         _ plaintext: Data, dek: SymmetricKey, entries: [WrappedKey], identity: VaultIdentity, vaultID: String,
-        after previousCounter: UInt64, dekSeals: UInt64, rotation: DEKRotation?
+        after previousCounter: UInt64, dekSeals: UInt64, rotation: DEKRotation?, basis: VaultIdentity?
     ) async throws -> SealedVault {
         guard !entries.isEmpty else { throw VaultEnvelopeError(.noRecipients, "no entry can unwrap the DEK") }
         guard Set(entries.map(\.kekID)).count == entries.count else {
@@ -235,6 +239,6 @@ public struct VaultSealer: Sendable {
         }
         return SealedVault(
             blob: blob, state: VaultState(vaultID: vaultID, envelope: envelope, entries: entries, identity: identity, dek: dek),
-            rotation: rotation)
+            rotation: rotation, basis: basis)
     }
 }

@@ -81,11 +81,11 @@ public final class CachingVaultStore: VaultStore {
         try base.versions(key)
     }
 
-    public func delete(_ key: StorageKey) throws(StoreError) {
+    public func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome {
         // Forget first and after: a load racing the delete must not re-cache the erased blob.
         forget(key)
         defer { forget(key) }
-        try base.delete(key)
+        return try base.delete(key, proof: proof)
     }
 
     public func close() {

@@ -44,7 +44,8 @@ final class PostgresSaveSteps: SaveSteps {
             ? nil
             : StoredVault(
                 syncID: UTCTimestamp(millisecondsSinceEpoch: try current.integer(0, 0)),
-                updatedUtc: current.text(0, 1) ?? "", hint: current.text(0, 2), body: Data())
+                updatedUtc: current.text(0, 1) ?? "", hint: current.text(0, 2), body: Data(),
+                writeKey: current.isNull(0, 3) ? nil : current.bytes(0, 3))
         return locked.isNull(0, 0) ? nil : UTCTimestamp(millisecondsSinceEpoch: try locked.integer(0, 0))
     }
 
@@ -76,7 +77,7 @@ final class PostgresSaveSteps: SaveSteps {
                 [
                     key, .integer(syncID.millisecondsSinceEpoch), .text(request.header.updatedUtc),
                     .text(request.header.hint), .bytes(request.body),
-                    .integer(request.now.millisecondsSinceEpoch),
+                    .integer(request.now.millisecondsSinceEpoch), PostgresValue.bytes(request.writeKey),
                 ]),
             // A new statement sees the version just inserted, so the trim counts it.
             .statement(.trimHistory, [key, .integer(Int64(keeping)), .integer(horizon)]),
@@ -98,14 +99,15 @@ extension PostgresStatement {
     static let currentVersion = Self(
         name: "current_version",
         sql: """
-            SELECT sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
+            SELECT sync_ms, updated_utc, hint, write_key FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
             """)
     /// Inserts the version and the save record, and moves the user's last issued sync ID.
     static let insertVersion = Self(
         name: "insert_version",
         sql: """
             WITH version AS (
-                INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body) VALUES ($1, $2, $3, $4, $5)
+                INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body, write_key)
+                    VALUES ($1, $2, $3, $4, $5, $7)
             ), event AS (
                 INSERT INTO save_events (storage_key, at_ms) VALUES ($1, $6)
             )

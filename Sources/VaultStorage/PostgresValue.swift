@@ -2,8 +2,8 @@ import Foundation
 
 /// A statement parameter, sent in binary with its type stated, so nothing is parsed from text.
 enum PostgresValue {
-    /// BYTEA.
-    case bytes(Data)
+    /// BYTEA, or NULL.
+    case bytes(Data?)
     /// BIGINT.
     case integer(Int64)
     /// TEXT, or NULL.

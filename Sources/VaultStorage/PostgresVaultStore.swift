@@ -42,6 +42,8 @@ public final class PostgresVaultStore: VaultStore {
         // all of every saved body before giving up, 32% of the backends' CPU in the save benchmark (docs/PERFORMANCE.md).
         // EXTERNAL keeps bodies out of line and uncompressed. Rows already stored are read as they are.
         Migration(sql: "ALTER TABLE vault_versions ALTER COLUMN body SET STORAGE EXTERNAL", postgreSQLStorageOnly: true),
+        // The write key each version's writer named: a save or erasure replacing the version must prove it.
+        Migration(sql: "ALTER TABLE vault_versions ADD COLUMN write_key BYTEA"),
     ]
 
     private let pool: PostgresConnectionPool
@@ -101,9 +103,32 @@ public final class PostgresVaultStore: VaultStore {
         }
     }
 
-    public func delete(_ key: StorageKey) throws(StoreError) {
+    public func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome {
         try pool.withConnection { connection throws(StoreError) in
-            _ = try connection.query(.deleteVersions, [.bytes(key.bytes)])
+            let user = PostgresValue.bytes(key.bytes)
+            do throws(StoreError) {
+                // The user's row lock orders the erasure with every node's saves, as a save's own lock does.
+                let read = try connection.pipeline([
+                    .control("BEGIN ISOLATION LEVEL READ COMMITTED"), .statement(.lockUser, [user]),
+                    .statement(.currentVersion, [user]),
+                ])
+                let current = read[2]
+                let stored =
+                    current.rowCount == 0
+                    ? nil
+                    : StoredVault(
+                        syncID: UTCTimestamp(millisecondsSinceEpoch: try current.integer(0, 0)), updatedUtc: "", hint: nil,
+                        body: Data(), writeKey: current.isNull(0, 3) ? nil : current.bytes(0, 3))
+                guard WriterProof.admits(proof, current: stored) else {
+                    try connection.execute("ROLLBACK")
+                    return .writerRefused
+                }
+                _ = try connection.pipeline([.statement(.deleteVersions, [user]), .control("COMMIT")])
+                return .erased
+            } catch {
+                connection.rollBackIfInTransaction()
+                throw error
+            }
         }
     }
 

@@ -43,6 +43,8 @@ public final class SQLiteVaultStore: VaultStore {
             SELECT storage_key, sync_ms, updated_utc, hint, body FROM vault_blobs;
         DROP TABLE vault_blobs;
         """,
+        // The write key each version's writer named: a save or erasure replacing the version must prove it.
+        "ALTER TABLE vault_versions ADD COLUMN write_key BLOB;",
     ]
 
     private let path: String
@@ -154,10 +156,12 @@ public final class SQLiteVaultStore: VaultStore {
         }
     }
 
-    public func delete(_ key: StorageKey) throws(StoreError) {
+    public func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome {
         try writeLock.mutex.withLock { _ throws(StoreError) in
-            try writer.connection.writeTransaction { () throws(StoreError) in
+            try writer.connection.writeTransaction { () throws(StoreError) -> EraseOutcome in
+                guard WriterProof.admits(proof, current: try writer.currentVersion(key)) else { return .writerRefused }
                 try writer.deleteVersions.run([.blob(key.bytes)])
+                return .erased
             }
         }
     }

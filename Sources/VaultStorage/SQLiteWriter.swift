@@ -22,9 +22,9 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
         recentSaves = try connection.prepare(
             "SELECT at_ms FROM save_events WHERE storage_key = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?")
         current = try connection.prepare(
-            "SELECT sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1")
+            "SELECT sync_ms, updated_utc, hint, write_key FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1")
         insertVersion = try connection.prepare(
-            "INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body) VALUES (?, ?, ?, ?, ?)")
+            "INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body, write_key) VALUES (?, ?, ?, ?, ?, ?)")
         setLastSyncID = try connection.prepare(
             """
             INSERT INTO vault_users (storage_key, last_sync_ms) VALUES (?, ?)
@@ -55,7 +55,7 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
         try current.query([.blob(key.bytes)]) { row in
             StoredVault(
                 syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
-                hint: row.text(2), body: Data())
+                hint: row.text(2), body: Data(), writeKey: row.isNull(3) ? nil : row.blob(3))
         }.first
     }
 
@@ -64,7 +64,7 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
         let sync = SQLiteStatement.Value.integer(syncID.millisecondsSinceEpoch)
         try insertVersion.run([
             key, sync, .text(request.header.updatedUtc), request.header.hint.map { .text($0) } ?? .null,
-            .blob(request.body),
+            .blob(request.body), request.writeKey.map { .blob($0) } ?? .null,
         ])
         try setLastSyncID.run([key, sync])
         try trimVersions.run([key, .integer(Int64(keeping))])

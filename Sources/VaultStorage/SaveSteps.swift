@@ -12,7 +12,7 @@ protocol SaveSteps {
     /// The instants of the newest `limit` accepted saves after `horizon` (milliseconds).
     func recentSaves(_ key: StorageKey, after horizon: Int64, limit: Int) throws(StoreError) -> [Int64]
 
-    /// The current version's stamp and header fields; `body` is left empty.
+    /// The current version's stamp, header fields and write key; `body` is left empty.
     func currentVersion(_ key: StorageKey) throws(StoreError) -> StoredVault?
 
     /// Writes an accepted save: inserts the version, records `syncID` as the user's last issued one,
@@ -33,6 +33,8 @@ extension SaveSteps {
 
         let current = try currentVersion(request.key)
         guard request.precondition.admits(current: current?.syncID) else { return .conflict(current: current) }
+        // After the precondition: a member whose copy is stale learns of the newer version (409), not of a refusal.
+        guard WriterProof.admits(request.proof, current: current) else { return .writerRefused }
 
         let syncID = SyncID.next(after: lastSyncID, now: request.now)
         try write(request, syncID: syncID, keeping: historyVersions, forgettingThrough: horizon)

@@ -29,13 +29,14 @@ public protocol VaultStore: Sendable {
     /// - Throws: `StoreError` when the database cannot answer; nothing is then stored.
     func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome
 
-    /// Erases a user's blob and every kept version (right to erasure); erasing nothing is no error.
+    /// Erases a user's blob and every kept version (right to erasure) if `proof` admits the current version's
+    /// writer (`WriterProof.admits`); erasing nothing is no error.
     ///
     /// The save history stays, so erasing cannot reset the rate limit, and so does the last sync ID
     /// issued, so the user's sync IDs keep increasing after a new save.
     ///
     /// - Throws: `StoreError` when the database cannot answer; nothing is then erased.
-    func delete(_ key: StorageKey) throws(StoreError)
+    func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome
 
     /// Answers only when the database can serve requests now (`/readyz`).
     ///
@@ -78,13 +79,17 @@ public struct StoredVault: Sendable, Hashable {
     public let hint: String?
     /// The exact bytes that were saved.
     public let body: Data
+    /// The write key its writer named (`WalletVault-Write-Key`), which a save or erasure replacing it must prove; nil
+    /// for none. Filled by the save steps' read of the current version; loads leave it nil.
+    public let writeKey: Data?
 
     /// Creates a stored blob.
-    public init(syncID: UTCTimestamp, updatedUtc: String, hint: String?, body: Data) {
+    public init(syncID: UTCTimestamp, updatedUtc: String, hint: String?, body: Data, writeKey: Data? = nil) {
         self.syncID = syncID
         self.updatedUtc = updatedUtc
         self.hint = hint
         self.body = body
+        self.writeKey = writeKey
     }
 }
 
@@ -122,11 +127,15 @@ public struct SaveRequest: Sendable {
     public let rateLimit: SlidingWindowRateLimit
     /// The server's clock at the request.
     public let now: UTCTimestamp
+    /// The write key the new version names (its `WalletVault-Write-Key`), nil for none.
+    public let writeKey: Data?
+    /// The request's writer proof, nil when it carries none.
+    public let proof: WriterProof?
 
     /// Creates a save request.
     public init(
         key: StorageKey, body: Data, header: VaultBlobHeader, precondition: SavePrecondition,
-        rateLimit: SlidingWindowRateLimit, now: UTCTimestamp
+        rateLimit: SlidingWindowRateLimit, now: UTCTimestamp, writeKey: Data? = nil, proof: WriterProof? = nil
     ) {
         self.key = key
         self.body = body
@@ -134,6 +143,8 @@ public struct SaveRequest: Sendable {
         self.precondition = precondition
         self.rateLimit = rateLimit
         self.now = now
+        self.writeKey = writeKey
+        self.proof = proof
     }
 }
 
@@ -145,4 +156,14 @@ public enum SaveOutcome: Sendable, Hashable {
     case conflict(current: StoredVault?)
     /// The rate limit refused it; nothing changed and it does not count.
     case rateLimited(SlidingWindowRateLimit.Decision)
+    /// The stored version names a write key and the request proved none by it; nothing changed and it does not count.
+    case writerRefused
+}
+
+/// What became of an erasure.
+public enum EraseOutcome: Sendable, Hashable {
+    /// Every version is gone (or none was stored).
+    case erased
+    /// The stored version names a write key and the request proved none by it; nothing changed.
+    case writerRefused
 }

@@ -18,11 +18,16 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
     case invalidSyncID = "invalid_sync_id"
     /// 400: an `action` other than save, load, versions or delete.
     case invalidAction = "invalid_action"
+    /// 400: a `WalletVault-Write-Key` header that is not base64url of a P-256 point `X ‖ Y`.
+    case invalidWriteKey = "invalid_write_key"
     /// 400: a request framed or addressed ambiguously (RFC 9112): `Content-Length` with `Transfer-Encoding`, two
     /// `Content-Length` values, a `Content-Length` too large to be one, no or two `Host`, NUL, CR or other control
     /// bytes in a header field, a space in a field name, or an encoded NUL in the path or a query value. The
     /// connection closes after the answer.
     case malformedRequest = "malformed_request"
+    /// 403: the stored version names a write key and the save or erasure carries no valid `WalletVault-Write-Proof`
+    /// by it: only a current member of the vault may replace or erase it (one answer for a missing and a wrong proof).
+    case writeProofRequired = "write_proof_required"
     /// 404: nothing stored for this user (at that version), or an unknown path.
     case notFound = "not_found"
     /// 405: the wrong method; `Allow` lists the right ones.
@@ -49,8 +54,9 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
         switch self {
         case .invalidToken: 401
         case .invalidRequest, .unsupportedGrantType, .invalidJSON, .invalidVaultShape, .invalidPrecondition, .invalidSyncID,
-            .invalidAction, .malformedRequest:
+            .invalidAction, .malformedRequest, .invalidWriteKey:
             400
+        case .writeProofRequired: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .conflict: 409

@@ -51,12 +51,19 @@ public struct BackupClient: Sendable {
         sender = RetryingSender(transport: transport, policy: retryPolicy, clock: clock)
     }
 
-    /// Saves a blob and returns its new version.
+    /// Saves a blob and returns its new version; with `writer`, the save names the new version's write key and,
+    /// when `precondition` names the one version it replaces, proves the right to replace it.
     ///
-    /// - Throws: `BackupError` for every refusal: shape, size, rate limit, conflict, authorization, transport.
-    public func save(_ blob: Data, precondition: SavePrecondition = .none) async throws(BackupError) -> String {
+    /// - Throws: `BackupError` for every refusal: shape, size, rate limit, conflict, writer proof, authorization,
+    ///   transport.
+    public func save(_ blob: Data, precondition: SavePrecondition = .none, writer: WriterKeys? = nil) async throws(BackupError)
+        -> String
+    {
+        let replaced: String? = if case .matches(let versions) = precondition, versions.count == 1 { versions[0].description } else { nil }
+        let writerHeaders = try writer?.headers(action: .save, storedSyncID: replaced, body: blob) ?? []
         let (data, response) = try await send(.save, body: blob) { request in
             if let header = precondition.header { request.setValue(header.value, forHTTPHeaderField: header.name) }
+            for header in writerHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
         }
         guard response.statusCode == 200 else { throw Self.error(response, data) }
         guard let syncID = ServerErrorBody(data).string(WireName.syncID) else {
@@ -107,9 +114,14 @@ public struct BackupClient: Sendable {
 
     /// Erases the stored blob and every kept version (right to erasure); succeeds when nothing was stored too.
     ///
-    /// - Throws: `BackupError` for an unauthorized or failed request.
-    public func erase() async throws(BackupError) {
-        let (data, response) = try await send(.delete, body: nil) { _ in }
+    /// With `writer` and `storedSyncID` (the current version), the request proves the right to erase it: a server
+    /// refuses an erasure without that proof once the stored version names a write key.
+    /// - Throws: `BackupError` for an unauthorized or failed request, `.writerRefused` without a valid proof.
+    public func erase(writer: WriterKeys? = nil, storedSyncID: String? = nil) async throws(BackupError) {
+        let writerHeaders = try writer?.headers(action: .delete, storedSyncID: storedSyncID, body: Data()) ?? []
+        let (data, response) = try await send(.delete, body: nil) { request in
+            for header in writerHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
+        }
         guard response.statusCode == 200 else { throw Self.error(response, data) }
     }
 
@@ -149,6 +161,7 @@ public struct BackupClient: Sendable {
         case .invalidJSON?: return .invalidJSON
         case .invalidVaultShape?: return .invalidVaultShape(detail: body.string(WireName.detail) ?? "")
         case .notFound?: return .notFound
+        case .writeProofRequired?: return .writerRefused
         default: break
         }
         // Statuses decide where a proxy in between may have answered without the contract's body.

@@ -17,6 +17,9 @@ public enum BackupError: Error, Sendable, Equatable {
     case notFound
     /// 409 `conflict`: the stored version is another one (nil when nothing is stored).
     case conflict(currentSyncID: String?, currentUpdatedUtc: String?)
+    /// 403 `write_proof_required`: the stored version names a write key and this request proved none by it; only a
+    /// current member of the vault may replace or erase it.
+    case writerRefused
     /// 401 twice: the session could not be renewed, or the OIDC token is refused.
     case unauthorized
     /// Another 4xx the SDK does not expect, with its error code.

@@ -347,11 +347,23 @@ public actor VaultSyncEngine {
     /// Other devices find no vault at their next sync. The device key stays, so this device can create or join
     /// a vault later; the anti-rollback counter of the erased vault is forgotten, or a new vault's first versions
     /// would look like a rollback here.
-    /// - Throws: `SyncError` `.server` when the server refused or failed (nothing local changed then), `.localStorage`.
+    /// The erasure syncs first and proves with the current version's write key that this device is a member; the
+    /// server refuses it from anyone else (a revoked device that still holds the login), and so from a device that
+    /// cannot read the vault, unless the stored version is one from before write keys (FORMAT.md §11.8).
+    /// - Throws: `SyncError` `.removedFromVault` when the server wants a proof this device cannot give, `.server`
+    ///   when the server refused or failed (nothing local changed then), `.localStorage`.
     public func eraseAccount() async throws(SyncError) {
         try await exclusively { () async throws(SyncError) in
-            do throws(BackupError) { try await backup.erase() } catch {
-                throw SyncError(.server, "erasing the vault failed", backupError: error)
+            // A member proves it may erase by the write key of the version it reads now (FORMAT.md §11.8). A device
+            // that cannot read the vault sends no proof: the server then erases only a vault that names no write key.
+            var writer: WriterKeys?
+            var storedVersion: String?
+            if (try? await syncNow()) != nil, let version = store.syncRecord().syncedVersion, let state = try? await openSynced() {
+                writer = WriterKeys(basis: state.identity, next: nil)
+                storedVersion = version
+            }
+            do throws(BackupError) { try await backup.erase(writer: writer, storedSyncID: storedVersion) } catch {
+                throw Self.serverError("erasing the vault failed", error)
             }
             try await envelopeCall { try await counters.forget(Self.vaultID) }
             try store.eraseVault(at: clock.now())
@@ -758,8 +770,11 @@ public actor VaultSyncEngine {
         precondition: SavePrecondition
     ) async throws(SyncError) -> String {
         let version: String
-        do { version = try await backup.save(sealed.blob, precondition: precondition) } catch {
-            throw SyncError(.server, "saving the vault failed", backupError: error)
+        do {
+            version = try await backup.save(
+                sealed.blob, precondition: precondition, writer: WriterKeys(basis: sealed.basis, next: sealed.state.identity))
+        } catch {
+            throw Self.serverError("saving the vault failed", error)
         }
         try await envelopeCall { try await sealer.markAccepted(sealed) }
         try recordSaved(document, blob: sealed.blob, version: version, basedOn: working)
@@ -784,6 +799,16 @@ public actor VaultSyncEngine {
             record.hasLocalEdits = rebased != document
         }
         try store.save(record)
+    }
+
+    /// The `SyncError` for a refused or failed request: `.removedFromVault` when the server wants a writer proof this
+    /// device cannot give, `.server` otherwise.
+    private static func serverError(_ what: String, _ error: BackupError) -> SyncError {
+        guard error == .writerRefused else { return SyncError(.server, what, backupError: error) }
+        return SyncError(
+            .removedFromVault,
+            "\(what): the server takes saves and erasures of this vault only from its current members, and this device "
+                + "is not a member of the stored version; pair again or recover", backupError: error)
     }
 
     private func encode(_ document: VaultDocument) -> Data {

@@ -114,6 +114,11 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
             return CLIError(.server, "\(context): another device saved at the same moment: run the command again")
         case .blobTooLarge:
             return CLIError(.usage, "\(context): the vault is larger than the server accepts: remove items and try again")
+        case .writerRefused:
+            return CLIError(
+                .noAccess,
+                "\(context): the server takes saves and erasures of this vault only from its current members: "
+                    + "pair this device again or recover (`walletvault recover`)")
         case .invalidJSON, .invalidVaultShape:
             return CLIError(.server, "\(context): the server refused the vault's shape (\(error)): report it as a bug")
         case .rejected(let status, let code):

@@ -68,7 +68,7 @@ private final class CountingStore: VaultStore, @unchecked Sendable {
     func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? { try base.load(key, syncID: syncID) }
     func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] { try base.versions(key) }
     func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome { try base.save(request) }
-    func delete(_ key: StorageKey) throws(StoreError) { try base.delete(key) }
+    func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome { try base.delete(key, proof: proof) }
     func checkReachable() throws(StoreError) { try base.checkReachable() }
     func close() { base.close() }
 }
@@ -132,7 +132,7 @@ struct CachingVaultStorePolicyTests {
         for round in 0..<1_000 {
             let key = saver.key(UInt8(round % 50))
             if round % 7 == 0 {
-                try cached.delete(key)
+                _ = try cached.delete(key, proof: nil)
             } else {
                 _ = try cached.save(saver.request(key, String(repeating: "x", count: 10 + round % 300), at: Int64(1_000 + round)))
             }

@@ -31,6 +31,28 @@ struct VaultStoreContractTests {
         request(key, Data(body.utf8), at: milliseconds, limit: limit, precondition: precondition)
     }
 
+    /// A save naming `writeKey` for the version it stores and carrying `proof`.
+    func request(_ key: StorageKey, _ body: String, at milliseconds: Int64, writeKey: Data?, proof: WriterProof?) -> SaveRequest {
+        let plain = request(key, body, at: milliseconds)
+        return SaveRequest(
+            key: key, body: plain.body, header: plain.header, precondition: .none, rateLimit: plain.rateLimit, now: plain.now,
+            writeKey: writeKey, proof: proof)
+    }
+
+    /// A proof that verifies only for `writeKey` at `syncID`, recording every (key, version) the store asked about.
+    func proof(for writeKey: Data, at syncID: UTCTimestamp, asked: AskedProofs) -> WriterProof {
+        WriterProof { key, stored in
+            asked.record(key, stored)
+            return key == writeKey && stored == syncID
+        }
+    }
+
+    final class AskedProofs: @unchecked Sendable {
+        // @unchecked: the store calls a proof from the saving thread only, one call at a time in these tests.
+        private(set) var calls: [(Data, UTCTimestamp)] = []
+        func record(_ key: Data, _ syncID: UTCTimestamp) { calls.append((key, syncID)) }
+    }
+
     func savedID(_ outcome: SaveOutcome, sourceLocation: SourceLocation = #_sourceLocation) throws -> UTCTimestamp {
         guard case .saved(let syncID, _) = outcome else {
             Issue.record("expected a save, got \(outcome)", sourceLocation: sourceLocation)
@@ -127,7 +149,7 @@ struct VaultStoreContractTests {
         for (index, time) in [Int64(5000), 5000, 4000, 5000, 6000].enumerated() {
             issued.append(try savedID(store.save(request(key, "\(index)", at: time))))
         }
-        try store.delete(key)
+        #expect(try store.delete(key, proof: nil) == .erased)
         // The clock went back before the erasure; the next ID must still follow every ID issued before it.
         issued.append(try savedID(store.save(request(key, "after", at: 3000))))
         #expect(issued.map(\.millisecondsSinceEpoch) == [5000, 5001, 5002, 5003, 6000, 6001])
@@ -222,12 +244,12 @@ struct VaultStoreContractTests {
         var ids: [UTCTimestamp] = []
         for index in 0..<3 { ids.append(try savedID(store.save(request(key, "v\(index)", at: Self.start + Int64(index), limit: 3)))) }
         _ = try savedID(store.save(request(neighbour, "n", at: Self.start, limit: 3)))
-        try store.delete(key)
+        #expect(try store.delete(key, proof: nil) == .erased)
         #expect(try store.load(key) == nil)
         #expect(try store.versions(key).isEmpty)
         for id in ids { #expect(try store.load(key, syncID: id) == nil) }
-        try store.delete(key)
-        try store.delete(freshKey())
+        #expect(try store.delete(key, proof: nil) == .erased)
+        #expect(try store.delete(freshKey(), proof: nil) == .erased)
         // Erasing must not hand out a fresh hour of saves.
         guard case .rateLimited = try store.save(request(key, "again", at: Self.start + 10, limit: 3)) else {
             Issue.record("delete reset the rate limit")
@@ -259,6 +281,7 @@ struct VaultStoreContractTests {
                 case .saved(let syncID, _): winners.append((index, syncID))
                 case .conflict(let current): #expect(current != nil && current?.syncID != expected)
                 case .rateLimited: Issue.record("rate limited in round \(round)")
+                case .writerRefused: Issue.record("writer refused in round \(round)")
                 }
             }
             try #require(winners.count == 1, "round \(round): \(winners.count) winners")
@@ -267,5 +290,50 @@ struct VaultStoreContractTests {
             expected = winners[0].1
         }
         #expect(try store.versions(key).count == 6)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aVersionWithAWriteKeyIsReplacedOrErasedOnlyWithAProofByIt(_ factory: StoreFactory) throws {
+        let store = try factory.make()
+        let key = freshKey()
+        let writeKey = Data(repeating: 0xA1, count: 64)
+        let asked = AskedProofs()
+        // The first version names a write key; nothing was stored, so it needs no proof.
+        let first = try savedID(store.save(request(key, "member-1", at: Self.start, writeKey: writeKey, proof: nil)))
+
+        // A bare save (the seed's), a proof that does not verify, and a bare erasure change nothing and do not count.
+        #expect(try store.save(request(key, "bare", at: Self.start + 1)) == .writerRefused)
+        let wrong = WriterProof { _, _ in false }
+        #expect(try store.save(request(key, "wrong", at: Self.start + 2, writeKey: nil, proof: wrong)) == .writerRefused)
+        #expect(try store.delete(key, proof: nil) == .writerRefused)
+        #expect(try store.delete(key, proof: wrong) == .writerRefused)
+        #expect(try store.load(key)?.body == Data("member-1".utf8))
+        #expect(try store.versions(key).count == 1)
+
+        // A proof by the stored key for the stored version replaces it; the new version names another key.
+        let nextKey = Data(repeating: 0xB2, count: 64)
+        let second = try savedID(
+            store.save(request(key, "member-2", at: Self.start + 3, writeKey: nextKey, proof: proof(for: writeKey, at: first, asked: asked))))
+        #expect(asked.calls.last.map { $0.0 == writeKey && $0.1 == first } == true)
+        // The old key's proof, good for the version it named, proves nothing about the next one.
+        #expect(try store.delete(key, proof: proof(for: writeKey, at: first, asked: asked)) == .writerRefused)
+        #expect(try store.load(key)?.body == Data("member-2".utf8))
+        #expect(try store.delete(key, proof: proof(for: nextKey, at: second, asked: asked)) == .erased)
+        #expect(try store.load(key) == nil)
+        // After an erasure anyone holding the login may start again, as on a fresh account.
+        _ = try savedID(store.save(request(key, "fresh", at: Self.start + 4)))
+        // Refused saves did not count: five accepted saves and erasures so far, 60 allowed.
+        #expect(try store.versions(key).count == 1)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aVersionWithoutAWriteKeyTakesTheSeedsBareSaveAndErasure(_ factory: StoreFactory) throws {
+        let store = try factory.make()
+        let key = freshKey()
+        _ = try savedID(store.save(request(key, "seed-1", at: Self.start)))
+        _ = try savedID(store.save(request(key, "seed-2", at: Self.start + 1, writeKey: nil, proof: WriterProof { _, _ in false })))
+        #expect(try store.load(key)?.body == Data("seed-2".utf8))
+        #expect(try store.delete(key, proof: nil) == .erased)
+        #expect(try store.load(key) == nil)
     }
 }

@@ -35,7 +35,7 @@ struct BackupEndpoint: Sendable {
             switch action {
             case .save: return try save(request, key: key)
             case .versions: return try versions(key: key)
-            case .delete: return try delete(key: key)
+            case .delete: return try delete(request, key: key)
             case .load: return try load(request, key: key)
             }
         } catch let error as APIError {
@@ -92,11 +92,12 @@ struct BackupEndpoint: Sendable {
         }
         let header: VaultBlobHeader
         do { header = try validator.validate(blob) } catch { throw APIError.invalidVaultShape(error.detail) }
+        let writer = try WriterCredentials(request, action: .save)
 
         let outcome = try store.save(
             SaveRequest(
                 key: key, body: request.body, header: header, precondition: try precondition(request),
-                rateLimit: rateLimit, now: clock.now()))
+                rateLimit: rateLimit, now: clock.now(), writeKey: writer.nextWriteKey, proof: writer.proof))
         switch outcome {
         case .saved(let syncID, let decision):
             struct Saved: Encodable {
@@ -124,6 +125,8 @@ struct BackupEndpoint: Sendable {
                     "Retry-After": String(retryAfter), "RateLimit-Policy": rateLimit.policyHeader,
                     "RateLimit": rateLimit.stateHeader(for: decision),
                 ])
+        case .writerRefused:
+            throw WriterCredentials.refused
         }
     }
 
@@ -140,10 +143,12 @@ struct BackupEndpoint: Sendable {
         return .json(200, VersionListing(versions: listing), headers: [("Cache-Control", "no-store")])
     }
 
-    /// Erases the blob and its history (right to erasure); the rate-limit record stays, so erasing
-    /// cannot reset the hourly cap.
-    private func delete(key: StorageKey) throws -> HTTPResponse {
-        try store.delete(key)
+    /// Erases the blob and its history (right to erasure) when the sender proves it is a current member (or the
+    /// stored version names no write key); the rate-limit record stays, so erasing cannot reset the hourly cap.
+    private func delete(_ request: HTTPRequest, key: StorageKey) throws -> HTTPResponse {
+        guard try store.delete(key, proof: try WriterCredentials(request, action: .delete).proof) == .erased else {
+            throw WriterCredentials.refused
+        }
         return .json(200, ["ok": true])
     }
 
