@@ -129,7 +129,8 @@ let package = Package(
             name: "WalletVaultTests",
             dependencies: ["WalletVault", "VaultCore", "VaultEnvelope", "VaultJOSE", "VaultCrypto", "VaultJSON", "VaultTestSupport"]),
         .testTarget(
-            name: "WalletVaultCLITests", dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope"]),
+            name: "WalletVaultCLITests",
+            dependencies: ["WalletVaultCLI", "WalletVault", "VaultCore", "VaultJSON", "VaultEnvelope", "VaultCrypto", "VaultWire"]),
         // The layering rule: no module imports one above it (read from the sources).
         .testTarget(name: "LayeringTests"),
     ],

@@ -1,7 +1,10 @@
 import Foundation
 import Synchronization
+import VaultCore
 import VaultHTTP
+import VaultJSON
 import VaultServer
+import VaultStorage
 import WalletVault
 
 #if canImport(FoundationNetworking)
@@ -22,6 +25,7 @@ public final class InProcessServer: WalletVaultAPI {
     /// The assembled service and its store.
     public let application: ServerBootstrap.Application
     private let logLines = LogLines()
+    private let storageKeys: StorageKeyDeriver
 
     /// The API.
     public var service: WalletVaultService { application.service }
@@ -35,10 +39,25 @@ public final class InProcessServer: WalletVaultAPI {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configuration = try ServerConfiguration.load(path: try options.writeConfiguration(in: directory).path)
         self.clock = clock
+        storageKeys = try StorageKeyDeriver(pepper: options.secrets.pepper)
         let lines = logLines
         application = try ServerBootstrap.assemble(
             configuration, clock: clock,
             logger: RequestLogger(enabled: true, sink: { lines.append($0) }))
+    }
+
+    /// Stores `blob` as the current version of `user`'s vault (a `TestIssuer.shared` subject of `oem-a`) as a lying
+    /// server can: straight into its own database, past the API's checks (the writer proof among them).
+    ///
+    /// - Throws: what parsing `blob` or the store throws, `StoreError` if the store did not save it.
+    public func storeAsTheServer(_ blob: Data, user: String) throws {
+        let key = storageKeys.key(issuer: TestIssuer.shared.issuer, authorizedParty: "oem-a", subject: user)
+        let header = try VaultShapeValidator().validate(try JSONParser(maxDepth: 64).parse(blob))
+        let outcome = try application.store.save(
+            SaveRequest(
+                key: key, body: blob, header: header, precondition: .none, rateLimit: SlidingWindowRateLimit(limit: 1_000_000),
+                now: clock.now(), proof: WriterProof { _, _ in true }))
+        guard case .saved = outcome else { throw StoreError(.corrupt, "the server's own save was refused: \(outcome)") }
     }
 
     /// Every line the server logged so far: its request log, written before each answer is returned.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
+import VaultCore
+import VaultCrypto
 import VaultEnvelope
+import VaultWire
+import WalletVault
 
 @testable import WalletVaultCLI
 
@@ -201,12 +205,19 @@ struct NewUserPathsTests {
         #expect(sync.stderr.contains("recover"))
     }
 
-    @Test func statusCallsARolledBackBlobOlder() throws {
+    @Test func statusCallsARolledBackBlobOlder() async throws {
         let bed = try CLITestBed()
-        _ = try createVault(bed)
-        let oldBlob = try Data(contentsOf: ProfileHome(directory: bed.home("A")).deviceDirectory.appendingPathComponent("synced.blob"))
+        let codeFile = try createVault(bed)
+        let device = ProfileHome(directory: bed.home("A")).deviceDirectory
+        let oldBlob = try Data(contentsOf: device.appendingPathComponent("synced.blob"))
         #expect(try bed.run("A", ["push", "--item", "ticket", try bed.file("t.txt", "T1")]).code == 0)
-        try bed.rawSave(oldBlob, sub: "alice")
+        // A server replays from its own database; through the API the replay needs a member's write proof, here made
+        // with the identity the recovery code opens.
+        let code = try RecoveryCode(parsing: try String(contentsOfFile: codeFile, encoding: .utf8))
+        let opened = try await VaultOpener(counterStore: InMemoryCounterStore()).open(
+            try Data(contentsOf: device.appendingPathComponent("synced.blob")), vaultID: "vault", keys: [try RecoveryCodeKEK(code: code)])
+        let current = try #require(try LocalVaultStore(directory: device).syncRecord().syncedVersion)
+        try bed.rawSave(oldBlob, sub: "alice", over: current, writeKey: try #require(opened.state.identity).writeKey)
         let status = try bed.run("A", ["status"])
         #expect(status.stdout.contains("OLDER than this device has seen"), "\(status.stdout)")
         #expect(!status.stdout.contains("is newer"))
@@ -275,8 +286,16 @@ struct NewUserPathsTests {
 }
 
 extension CLITestBed {
-    /// Saves `blob` for `sub` straight through D1 and D2, as a dishonest or broken server would serve it back.
-    func rawSave(_ blob: Data, sub: String) throws {
+    /// Saves `blob` for `sub` straight through D1 and D2 over the stored version `storedSyncID`, proving it with
+    /// that version's `writeKey`, as a dishonest or broken server would serve it back.
+    func rawSave(_ blob: Data, sub: String, over storedSyncID: String, writeKey: P256.Signing.PrivateKey) throws {
+        let message = WriteProof.message(
+            action: .save, storedSyncID: storedSyncID, bodyDigest: Data(SHA256.hash(data: blob)),
+            nextWriteKey: writeKey.publicKey.rawRepresentation)
+        let proof = [
+            WriteProof.writeKeyHeader: Base64URL.encode(writeKey.publicKey.rawRepresentation),
+            WriteProof.proofHeader: Base64URL.encode(try writeKey.signature(for: message).rawRepresentation),
+        ]
         func post(_ path: String, query: String? = nil, bearer: String? = nil, form: String? = nil, body: Data? = nil) throws -> Data {
             var components = URLComponents(url: server.baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
             components.query = query
@@ -288,6 +307,7 @@ extension CLITestBed {
                 request.httpBody = Data(form.utf8)
             } else {
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                for (name, value) in proof { request.setValue(value, forHTTPHeaderField: name) }
                 request.httpBody = body
             }
             let done = DispatchSemaphore(value: 0)

@@ -49,10 +49,10 @@ import WalletVault
     // MARK: Point 1: an unauthenticated blob while nothing is pinned
 
     @Test func aNewDeviceNeverRestoresABlobTheServerMadeForItsPairingKey() async throws {
-        let (_, _, a, b) = try await Self.vaultAndNewDevice()
+        let (server, user, _, b) = try await Self.vaultAndNewDevice()
         let request = try await b.engine.pairingRequest()
         // The server replaces the vault with one of its own, wrapped to the key the request carried.
-        _ = try await b.backup.save(try await Self.serverMadeBlob(for: PublicKeyRecipient(request.publicKey)))
+        try server.storeAsTheServer(try await Self.serverMadeBlob(for: PublicKeyRecipient(request.publicKey)), user: user)
         await requireError(.confirmationRequired) { _ = try await b.engine.sync() }
         await requireError(.confirmationRequired) { _ = try await b.engine.confirmPairing(code: "000 000") }
         #expect(try await b.engine.document() == nil)
@@ -65,7 +65,7 @@ import WalletVault
         let before = try await b.values()
         try FileManager.default.removeItem(at: b.directory.appendingPathComponent("counters.sealed"))
         let device = try #require(try LocalVaultStore(directory: b.directory).deviceKey())
-        _ = try await b.backup.save(try await Self.serverMadeBlob(for: device.recipient))
+        try server.storeAsTheServer(try await Self.serverMadeBlob(for: device.recipient), user: user)
         let reopened = try SimulatedDevice(server: server, user: user, label: "B", directory: b.directory)
         await requireError(.confirmationRequired) { _ = try await reopened.engine.sync() }
         #expect(try await reopened.values() == before)

@@ -284,9 +284,9 @@ struct SDKEndToEndTests {
             return
         }
         let olderBlob = try Data(contentsOf: fresh.directory.appendingPathComponent("synced.blob"))
-        _ = try await a.backup.save(olderBlob)
+        try server.storeAsTheServer(olderBlob, user: user)
         await requireError(.rollbackDetected) { _ = try await a.engine.sync() }
-        _ = try await a.backup.save(try stripLastRecipient(current.blob))
+        try server.storeAsTheServer(try stripLastRecipient(current.blob), user: user)
         await requireError(.tampered) { _ = try await a.engine.sync() }
     }
 
