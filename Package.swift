@@ -113,7 +113,7 @@ let package = Package(
             name: "VaultJOSETests", dependencies: ["VaultJOSE", "VaultCore", "VaultCrypto", "VaultJSON"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "VaultEnvelopeTests",
-            dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON", "VaultTestSupport"],
+            dependencies: ["VaultEnvelope", "VaultCore", "VaultCrypto", "VaultJSON", "VaultWire", "VaultTestSupport"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),

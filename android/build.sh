@@ -23,7 +23,8 @@ fi
 TESTCP="$OUT/main:$LIBS:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar"
 if newer "$OUT/tests.jar" src/test/kotlin || [ "$OUT/walletvault.jar" -nt "$OUT/tests.jar" ]; then
   echo "kotlinc: tests" >&2
-  kotlinc -jvm-target 1.8 -nowarn -cp "$TESTCP" -d "$OUT/tests.jar" src/test/kotlin
+  # Friend of the main module: the tests reach its internal declarations, as a Gradle test source set does.
+  kotlinc -jvm-target 1.8 -nowarn -Xfriend-paths="$(pwd)/$OUT/main" -cp "$(pwd)/$OUT/main:$TESTCP" -d "$OUT/tests.jar" src/test/kotlin
 fi
 RUNCP="$OUT/tests.jar:$OUT/walletvault.jar:$LIBS:$STDLIB:src/test/resources"
 

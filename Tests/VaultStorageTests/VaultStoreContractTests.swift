@@ -313,7 +313,8 @@ struct VaultStoreContractTests {
         // A proof by the stored key for the stored version replaces it; the new version names another key.
         let nextKey = Data(repeating: 0xB2, count: 64)
         let second = try savedID(
-            store.save(request(key, "member-2", at: Self.start + 3, writeKey: nextKey, proof: proof(for: writeKey, at: first, asked: asked))))
+            store.save(
+                request(key, "member-2", at: Self.start + 3, writeKey: nextKey, proof: proof(for: writeKey, at: first, asked: asked))))
         #expect(asked.calls.last.map { $0.0 == writeKey && $0.1 == first } == true)
         // The old key's proof, good for the version it named, proves nothing about the next one.
         #expect(try store.delete(key, proof: proof(for: writeKey, at: first, asked: asked)) == .writerRefused)

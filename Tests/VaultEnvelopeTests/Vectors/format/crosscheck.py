@@ -15,6 +15,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 from cryptography.hazmat.primitives.kdf.concatkdf import ConcatKDFHash
@@ -604,6 +605,37 @@ def check(directory, name):
     return vector.get("alg") or "(seed form)"
 
 
+P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+def write_key(secret, raw_vault_id, epoch):
+    """§11.8: the first HKDF candidate that is a P-256 scalar in 1 … n − 1, and its public key X ‖ Y."""
+    for attempt in range(256):
+        info = b"WalletVault-v1 write key\x00" + struct.pack(">Q", epoch) + bytes([attempt])
+        scalar = int.from_bytes(HKDF(hashes.SHA256(), 32, raw_vault_id, info).derive(secret), "big")
+        if 1 <= scalar < P256_N:
+            numbers = ec.derive_private_key(scalar, ec.SECP256R1()).public_key().public_numbers()
+            return numbers.x.to_bytes(32, "big") + numbers.y.to_bytes(32, "big")
+    raise AssertionError("no scalar among 256 candidates")
+
+
+def check_write_proof(path):
+    """§11.8 against write-proof.json: both write keys, the proof message, and the signature verifies."""
+    vector = json.loads(path.read_text())
+    raw = lambda name: b64u(vector[name], "malformed", name)
+    key = write_key(raw("vault_secret"), raw("vault_id"), vector["epoch"])
+    assert b64u_encode(key) == vector["write_key"], "write_key"
+    assert b64u_encode(write_key(raw("next_vault_secret"), raw("vault_id"), vector["next_epoch"])) == vector["next_write_key"], "next_write_key"
+    message = (b"WalletVault-v1 write proof\x00" + vector["action"].encode() + b"\x00" + vector["stored_sync_id"].encode() + b"\x00"
+               + hashlib.sha256(vector["body"].encode()).digest() + raw("next_write_key"))
+    assert message == raw("message"), "message"
+    signature = raw("signature")
+    public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), b"\x04" + key)
+    public.verify(encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")), message,
+                  ec.ECDSA(hashes.SHA256()))
+    return "write key, proof message and signature"
+
+
 def main():
     directory = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
     names = sorted(p.name[: -len(".key.json")] for p in directory.glob("*.key.json") if (directory / (p.name[: -len(".key.json")] + ".blob.json")).exists())
@@ -617,6 +649,14 @@ def main():
         except Exception as error:  # noqa: BLE001 - report every vector, then fail
             failures += 1
             print(f"FAIL  {name:44} {type(error).__name__}: {error}")
+    proof = directory / "write-proof.json"
+    if proof.exists():
+        names.append(proof.name)
+        try:
+            print(f"ok    {proof.name:44} {check_write_proof(proof)}")
+        except Exception as error:  # noqa: BLE001
+            failures += 1
+            print(f"FAIL  {proof.name:44} {type(error).__name__}: {error}")
     print(f"crosscheck: {len(names) - failures} of {len(names)} vectors as expected with Python cryptography")
     return 1 if failures else 0
 

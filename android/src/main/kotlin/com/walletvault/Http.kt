@@ -145,6 +145,8 @@ sealed class BackupError(message: String) : Exception(message) {
     class BlobTooLarge(val bytes: Int?, val limit: Int?) : BackupError("the blob is too large" + (if (bytes != null) " ($bytes bytes, limit $limit)" else ""))
     class RateLimited(val retryAfterSeconds: Int) : BackupError("rate limited; retry after $retryAfterSeconds s")
     object NotFound : BackupError("nothing is stored")
+    /** 403 `write_proof_required`: the stored version names a write key and this request proved none by it (§11.8). */
+    object WriterRefused : BackupError("the server takes saves and erasures of this vault only from its current members")
     class Conflict(val currentSyncId: String?, val currentUpdatedUtc: String?) : BackupError("another version was saved first ($currentSyncId)")
     object Unauthorized : BackupError("the server refused the token")
     class Rejected(val status: Int, val code: String) : BackupError("the server answered $status $code")
@@ -296,8 +298,12 @@ class BackupClient(
     private val endpoint = serverUrl.trimEnd('/') + "/wallet-backup.ashx"
     private val sender = RetryingSender(transport, retryPolicy, clock)
 
-    /** Saves; returns the new `sync_id`. */
-    suspend fun save(blob: ByteArray, precondition: Precondition = Precondition.None): String {
+    /**
+     * Saves; returns the new `sync_id`. The save names [next]'s write key and, over an [Precondition.IfMatch] version,
+     * proves with [basis]'s (the secrets of the version it replaces) that this device may replace it (FORMAT.md §11.8).
+     */
+    suspend fun save(blob: ByteArray, precondition: Precondition = Precondition.None, basis: VaultSecrets? = null,
+                     next: VaultSecrets? = null): String {
         if (blob.size > maxBlobBytes) throw BackupError.BlobTooLarge(blob.size, maxBlobBytes)
         val headers = hashMapOf("Content-Type" to "application/json")
         when (precondition) {
@@ -305,6 +311,7 @@ class BackupClient(
             is Precondition.IfNoneStored -> headers["If-None-Match"] = "*"
             else -> Unit
         }
+        headers.putAll(WriteProof.headers("save", basis, next, (precondition as? Precondition.IfMatch)?.syncId, blob))
         val response = send("POST", "save", headers, blob)
         if (response.status != 200) throw error(response)
         return errorBody(response.body)?.get("sync_id")?.string ?: throw BackupError.Rejected(200, "malformed_save_response")
@@ -357,6 +364,7 @@ class BackupClient(
             response.status == 413 -> BackupError.BlobTooLarge(null, null)
             response.status == 429 -> BackupError.RateLimited(response.header("Retry-After")?.trim()?.toIntOrNull() ?: 60)
             response.status == 404 && code == "not_found" -> BackupError.NotFound
+            response.status == 403 && code == "write_proof_required" -> BackupError.WriterRefused
             response.status == 409 -> BackupError.Conflict(body?.get("sync_id")?.string, body?.get("updatedUtc")?.string)
             response.status == 401 -> BackupError.Unauthorized
             else -> BackupError.Rejected(response.status, code)

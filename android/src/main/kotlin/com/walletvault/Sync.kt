@@ -588,8 +588,14 @@ class VaultSyncEngine(
     }
 
     private suspend fun upload(sealed: SealedVault, document: VaultDocument, precondition: BackupClient.Precondition, start: Snapshot): String {
-        val version = try { backup.save(sealed.blob, precondition) } catch (e: BackupError) {
-            throw SyncException(if (e is BackupError.BlobTooLarge) SyncException.Code.TOO_LARGE else SyncException.Code.SERVER, "saving the vault failed", e)
+        val version = try { backup.save(sealed.blob, precondition, sealed.basis, sealed.state.secrets) } catch (e: BackupError) {
+            throw when (e) {
+                is BackupError.BlobTooLarge -> SyncException(SyncException.Code.TOO_LARGE, "saving the vault failed", e)
+                is BackupError.WriterRefused -> SyncException(SyncException.Code.NO_ACCESS,
+                    "the server takes saves of this vault only from its current members, and this device is not a member " +
+                        "of the stored version: pair it again or recover", e)
+                else -> SyncException(SyncException.Code.SERVER, "saving the vault failed", e)
+            }
         }
         sealer.markAccepted(sealed)
         writeBack(document, sealed.blob, version, start)

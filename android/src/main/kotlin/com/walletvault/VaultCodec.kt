@@ -288,7 +288,9 @@ class Recipient(val key: KeyWrapping, val label: String)
 /** An entry a DEK rotation could not re-wrap. */
 data class SkippedEntry(val kekId: String, val label: String, val reason: String)
 
-class SealedVault(val blob: ByteArray, val state: VaultState, val skipped: List<SkippedEntry>? = null)
+/** A sealed version; [basis] holds the secrets of the version it replaces (null for a new vault), whose write key proves
+ * to the server that the writer may replace it (FORMAT.md §11.8). */
+class SealedVault(val blob: ByteArray, val state: VaultState, val skipped: List<SkippedEntry>? = null, internal val basis: VaultSecrets? = null)
 
 /** Writes blobs in the extended form (FORMAT.md §9), or in the seed form for the seed's readers. */
 class VaultSealer(
@@ -306,7 +308,7 @@ class VaultSealer(
         val dek = Crypto.randomBytes(32)
         val now = UtcTime.formatted(clock())
         val entries = recipients.map { it.key.wrap(dek).labeled(it.label, now) }
-        return write(plaintext, dek, entries, vaultId, 0, 1, null, VaultSecrets.mint())
+        return write(plaintext, dek, entries, vaultId, 0, 1, null, VaultSecrets.mint(), null)
     }
 
     /**
@@ -315,7 +317,7 @@ class VaultSealer(
      */
     suspend fun seal(plaintext: ByteArray, over: VaultState, keys: List<KeyWrapping> = emptyList(), allowingPrompts: Boolean = false): SealedVault {
         if (!over.envelope.isExtended || over.rotateSecret || over.dekSeals >= dekRotationThreshold) return rotateDek(plaintext, over, keys, allowingPrompts)
-        return write(plaintext, over.dek, over.entries, over.vaultId, over.counter, over.dekSeals + 1, null, nextSecrets(over))
+        return write(plaintext, over.dek, over.entries, over.vaultId, over.counter, over.dekSeals + 1, null, nextSecrets(over), over.secrets)
     }
 
     /**
@@ -351,7 +353,7 @@ class VaultSealer(
                 skipped.add(SkippedEntry(entry.kekId, label, e.code))
             }
         }
-        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, nextSecrets(over, rotateVaultSecret))
+        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, nextSecrets(over, rotateVaultSecret), over.secrets)
     }
 
     /** Wraps the DEK for one more key; the next seal writes the entry. */
@@ -385,7 +387,7 @@ class VaultSealer(
     }
 
     private fun write(plaintext: ByteArray, dek: ByteArray, entries: List<WrappedKey>, vaultId: String, previous: Long,
-                      dekSeals: Long, skipped: List<SkippedEntry>?, secrets: VaultSecrets): SealedVault {
+                      dekSeals: Long, skipped: List<SkippedEntry>?, secrets: VaultSecrets, basis: VaultSecrets?): SealedVault {
         if (entries.isEmpty()) throw VaultException.NoRecipients("no entry can unwrap the DEK")
         if (entries.map { it.kekId }.toSet().size != entries.size) throw VaultException.NoRecipients("two entries have the same kek_id")
         val tooLong = { text: String? -> text != null && text.codePointCount(0, text.length) > WrappedKey.MAX_LABEL_CHARACTERS }
@@ -411,7 +413,7 @@ class VaultSealer(
             (header["updatedUtc"] as JsonValue.Str).value, hint, counter, dekSeals, macs, header, secrets.id, secrets.epoch, sealedSecret)
         val blob = envelope.encoded()
         if (blob.size > maxBlobBytes) throw VaultException.BlobTooLarge("the blob would be ${blob.size} bytes; the server accepts at most $maxBlobBytes bytes")
-        return SealedVault(blob, VaultState(vaultId, envelope, entries, dek, secrets), skipped)
+        return SealedVault(blob, VaultState(vaultId, envelope, entries, dek, secrets), skipped, basis)
     }
 
     /**
