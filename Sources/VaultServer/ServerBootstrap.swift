@@ -144,6 +144,28 @@ public enum ServerBootstrap {
             drain: application.drain)
     }
 
+    /// Erases one user's vault and its history from the configured database, writer proof or not: the operator's path
+    /// for a right-to-erasure request from a user who holds no key of the vault any more (FORMAT.md §11.8).
+    ///
+    /// With `sqlite:` the server must be stopped (it is the file's only writer and caches blobs); PostgreSQL nodes may
+    /// run. The user is named by the token claims the storage key is made of: `iss`, `azp` and `sub`.
+    /// - Throws: `ServerStartupError` when the pepper or the database cannot be used.
+    public static func eraseUser(_ configuration: ServerConfiguration, issuer: String, authorizedParty: String, subject: String)
+        throws(ServerStartupError)
+    {
+        guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
+            throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
+        }
+        let key = try StorageKeyDeriver(pepper: pepper).key(issuer: issuer, authorizedParty: authorizedParty, subject: subject)
+        let store = try openStore(configuration)
+        defer { store.close() }
+        do {
+            _ = try store.delete(key, proof: WriterProof { _, _ in true })
+        } catch {
+            throw ServerStartupError("erasing failed: \(error.reason)")
+        }
+    }
+
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.
     private static func openStore(_ configuration: ServerConfiguration) throws(ServerStartupError) -> any VaultStore {
         let database = configuration.database

@@ -5,6 +5,8 @@ import VaultServer
 
 let usage = """
     usage: walletvault-server --config FILE
+           walletvault-server erase-user --config FILE --issuer ISS --azp AZP --subject SUB
+               (erases one user's vault without a writer proof; stop a server on sqlite: first)
            walletvault-server --dev [--listen 127.0.0.1:8080] [--data-dir ./walletvault-data] [--saves-per-hour N]
     options: --threads N  HTTP worker threads (default one per core, at least 2, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
@@ -33,6 +35,19 @@ func flag(_ name: String) -> Bool {
 
 if flag("--help") || flag("-h") {
     print(usage)
+    exit(0)
+}
+if arguments.first == "erase-user" {
+    arguments.removeFirst()
+    guard let path = option("--config"), let issuer = option("--issuer"), let azp = option("--azp"),
+        let subject = option("--subject"), arguments.isEmpty
+    else { fail(usage) }
+    do {
+        try ServerBootstrap.eraseUser(try ServerConfiguration.load(path: path), issuer: issuer, authorizedParty: azp, subject: subject)
+    } catch {
+        fail(error.description)
+    }
+    print("walletvault-server: erased the vault of that user (if there was one)")
     exit(0)
 }
 let quiet = flag("--quiet")

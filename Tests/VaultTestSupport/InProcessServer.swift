@@ -24,6 +24,8 @@ public final class InProcessServer: WalletVaultAPI {
     public let clock: ManualClock
     /// The assembled service and its store.
     public let application: ServerBootstrap.Application
+    /// The configuration it was assembled from (its SQLite file and pepper in a scratch directory).
+    public let configuration: ServerConfiguration
     private let logLines = LogLines()
     private let storageKeys: StorageKeyDeriver
 
@@ -38,6 +40,7 @@ public final class InProcessServer: WalletVaultAPI {
         let directory = URL(fileURLWithPath: ScratchDirectory.path("server", suffix: "d"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configuration = try ServerConfiguration.load(path: try options.writeConfiguration(in: directory).path)
+        self.configuration = configuration
         self.clock = clock
         storageKeys = try StorageKeyDeriver(pepper: options.secrets.pepper)
         let lines = logLines
