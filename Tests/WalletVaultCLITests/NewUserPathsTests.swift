@@ -78,6 +78,21 @@ struct NewUserPathsTests {
         #expect(!devices.contains(b) && !devices.contains(c))
     }
 
+    @Test func aRevokedDeviceCannotEraseTheVaultWithTheLoginItStillHolds() throws {
+        // Issue 26, point 6: before the writer proof this erase exited 0 and the remaining devices had no vault.
+        let bed = try CLITestBed()
+        let codeFile = try createVault(bed)
+        #expect(try bed.login("B", label: "Phone B").code == 0)
+        let b = try seedKey(bed, "B", prefix: "")
+        try pair(bed, "B")
+        #expect(try bed.run("A", ["revoke", "--code-file", codeFile, "--", b]).code == 0)
+        let erased = try bed.run("B", ["erase", "--yes"])
+        #expect(erased.code == Int32(ExitCode.noAccess.rawValue), "\(erased.all)")
+        let pulled = try bed.run("A", ["pull", "--item", "passport"])
+        #expect(pulled.code == 0, "\(pulled.all)")
+        #expect(pulled.stdout == "P1")
+    }
+
     @Test func theDemosRevokeArgumentsKeepEveryKeyIDWhole() throws {
         // The demo's KEK_ID is random: every shape base64url can take must come back as the one positional.
         var ids = try (0..<200).map { _ in try DeviceKEK.generate().kekID }
