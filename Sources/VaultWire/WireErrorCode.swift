@@ -18,6 +18,9 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
     case invalidSyncID = "invalid_sync_id"
     /// 400: an `action` other than save, load, versions or delete.
     case invalidAction = "invalid_action"
+    /// 400: a load's `wait` that is no whole number of seconds from 0 to the documented maximum, or one sent with
+    /// `sync_id` (only the current version can change).
+    case invalidWait = "invalid_wait"
     /// 400: a request framed or addressed ambiguously (RFC 9112): `Content-Length` with `Transfer-Encoding`, two
     /// `Content-Length` values, a `Content-Length` too large to be one, no or two `Host`, NUL, CR or other control
     /// bytes in a header field, a space in a field name, or an encoded NUL in the path or a query value. The
@@ -49,7 +52,7 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
         switch self {
         case .invalidToken: 401
         case .invalidRequest, .unsupportedGrantType, .invalidJSON, .invalidVaultShape, .invalidPrecondition, .invalidSyncID,
-            .invalidAction, .malformedRequest:
+            .invalidAction, .invalidWait, .malformedRequest:
             400
         case .notFound: 404
         case .methodNotAllowed: 405
