@@ -284,15 +284,14 @@ public final class HTTPServer: @unchecked Sendable {
         suspended.enter()
         let resumable = SuspendedConnection(connection)
         let id = held.makeID()
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1_000_000_000)
-        let request = HeldRequest(fallback: fallback, deadline: deadline) { [held, suspended] response in
+        let request = HeldRequest(fallback: fallback, seconds: seconds) { [held, suspended] response in
             held.remove(id)
             upload.offloadedResponse.withLock { $0 = response }
             MHD_resume_connection(resumable.connection)
             suspended.leave()
         }
         guard held.add(request, id: id, socket: wv_mhd_connection_fd(connection)) else {
-            request.answer(fallback)
+            request.answerFallback()
             return
         }
         begin(request)

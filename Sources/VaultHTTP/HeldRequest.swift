@@ -19,10 +19,18 @@ public final class HeldRequest: Sendable {
     private let deliver: @Sendable (HTTPResponse) -> Void
     private let state = Mutex(State())
 
-    init(fallback: HTTPResponse, deadline: UInt64, deliver: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// A request held for up to `seconds`, whose answer goes to `deliver` (called once). `HTTPServer` makes these; a
+    /// host that serves a responder without it (an in-process transport) makes its own and must itself answer the
+    /// fallback when the time has passed.
+    public init(fallback: HTTPResponse, seconds: Double, deliver: @escaping @Sendable (HTTPResponse) -> Void) {
         self.fallback = fallback
-        self.deadline = deadline
+        deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1_000_000_000)
         self.deliver = deliver
+    }
+
+    /// Answers the fallback, unless the request has an answer already (the host's deadline, or its client gone).
+    public func answerFallback() {
+        answer(fallback)
     }
 
     /// Answers the request with `response` unless it has an answer already; returns whether this call gave it.

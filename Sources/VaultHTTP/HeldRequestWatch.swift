@@ -97,7 +97,7 @@ final class HeldRequestWatch: @unchecked Sendable {
             state.released = true
             return state.entries.values.map(\.request)
         }
-        for request in held { request.answer(request.fallback) }
+        for request in held { request.answerFallback() }
     }
 
     private func run() {
@@ -108,9 +108,9 @@ final class HeldRequestWatch: @unchecked Sendable {
             }
             if ready > 0 {
                 let gone = state.withLock { state in ids.prefix(Int(ready)).compactMap { state.entries[$0]?.request } }
-                for request in gone { request.answer(request.fallback) }
+                for request in gone { request.answerFallback() }
             }
-            for request in takeExpired() { request.answer(request.fallback) }
+            for request in takeExpired() { request.answerFallback() }
         }
     }
 
