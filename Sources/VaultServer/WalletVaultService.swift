@@ -20,6 +20,7 @@ public struct WalletVaultService: HTTPResponder {
     private let clock: any ServerClock
     private let drain: DrainSignal
     private let longPolls: LongPollHub
+    private let maxWaitSeconds: Int
     /// Where woken long-polls re-read their blob: off the feed's thread, which must go back to listening.
     private let rechecks = DispatchQueue(label: "walletvault-long-poll-rechecks", attributes: .concurrent)
     /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
@@ -40,6 +41,7 @@ public struct WalletVaultService: HTTPResponder {
         let longPolls = LongPollHub(perUser: limits.longPollsPerUser, total: limits.maxLongPolls, metrics: metrics)
         changes.subscribe(onChange: longPolls.changed, onMissed: longPolls.changedEverywhere)
         self.longPolls = longPolls
+        maxWaitSeconds = limits.maxWaitSeconds
         self.mountedIssuer = mountedIssuer
         knownRoutes = Self.apiRoutes.union(mountedIssuer?.knownPaths ?? [])
         self.maxBlobBytes = limits.maxBlobBytes
@@ -95,7 +97,8 @@ public struct WalletVaultService: HTTPResponder {
         let notes = RequestNotes()
         do {
             let decision = try backup.holdLoad(
-                request, notes: notes, hub: longPolls, rechecks: rechecks, draining: drain.isRaised
+                request, notes: notes, hub: longPolls, maxWaitSeconds: maxWaitSeconds, rechecks: rechecks,
+                draining: drain.isRaised
             ) { [self, user = notes.user] response in
                 let held = RequestNotes()
                 held.user = user

@@ -16,6 +16,8 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
     private let url: String
     /// The connection `publish` sends on, opened on first use and again after a failure.
     private let sender = Mutex<PostgresConnection?>(nil)
+    /// Set when the engine refuses `pg_notify` itself (CockroachDB has no LISTEN/NOTIFY): saves then stop trying.
+    private let notifyUnsupported = Atomic<Bool>(false)
     private let handlers = Mutex<(change: @Sendable (String) -> Void, missed: @Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
     /// Written once to end the listener's poll at once.
@@ -46,6 +48,7 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
     public var isListening: Bool { listening.load(ordering: .acquiring) }
 
     public func publish(_ tag: String) {
+        guard !notifyUnsupported.load(ordering: .relaxed) else { return }
         sender.withLock { connection in
             // Twice at most: a connection idle through a restart fails once, and a new one is made for the retry.
             for _ in 0..<2 {
@@ -55,6 +58,12 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
                     return
                 } catch {
                     // The waiters elsewhere re-read at their deadline at the latest (docs/SCALING.md).
+                    // 42883 undefined function, 0A000 feature not supported: the engine has no pg_notify. Any other
+                    // refusal (a full notification queue, 54000) may pass, and the next save tries again.
+                    if error.code == .corrupt, ["42883", "0A000"].contains(where: error.reason.contains) {
+                        notifyUnsupported.store(true, ordering: .relaxed)
+                        return
+                    }
                     connection = nil
                 }
             }

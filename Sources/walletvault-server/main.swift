@@ -9,6 +9,7 @@ let usage = """
     options: --threads N  HTTP worker threads (default one per core, at least 2, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
     options: --database-pool-size N  PostgreSQL connections (default 8, or the config's \"database_pool_size\")
+    options: --max-wait-seconds N  longest long-poll wait a load may ask for (default 60, or the config's limit)
     options: --quiet  no per-request log lines
     """
 
@@ -49,6 +50,10 @@ let databasePoolSize = option("--database-pool-size").map { text -> Int in
     guard let number = Int(text), (1...1024).contains(number) else { fail("--database-pool-size needs a number from 1 to 1024") }
     return number
 }
+let maxWaitSeconds = option("--max-wait-seconds").map { text -> Int in
+    guard let number = Int(text), (1...300).contains(number) else { fail("--max-wait-seconds needs a number from 1 to 300") }
+    return number
+}
 let savesPerHour = option("--saves-per-hour").map { text -> Int in
     guard let number = Int(text), number > 0 else { fail("--saves-per-hour needs a positive number") }
     return number
@@ -79,6 +84,7 @@ do {
         var (configuration, provider) = try DevelopmentServer.configuration(
             dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
         if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
+        if let maxWaitSeconds { configuration.limits.maxWaitSeconds = maxWaitSeconds }
         if let threads { configuration.threads = threads }
         if let database { configuration.database = database }
         if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
@@ -90,6 +96,7 @@ do {
         if let threads { configuration.threads = threads }
         if let database { configuration.database = database }
         if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
+        if let maxWaitSeconds { configuration.limits.maxWaitSeconds = maxWaitSeconds }
         try configuration.check()
         started = try ServerBootstrap.start(configuration, logRequests: !quiet)
     }

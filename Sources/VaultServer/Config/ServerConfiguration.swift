@@ -63,6 +63,8 @@ public struct ServerConfiguration: Sendable, Decodable {
         /// Long-polls waiting at once on this node; past it a long-poll is answered 429. Each holds a connection, so
         /// this stays below `maxConnections` and leaves room for other requests.
         public var maxLongPolls = 768
+        /// The longest `wait` a load may ask for, in seconds; a longer one is answered 400 `invalid_wait`.
+        public var maxWaitSeconds = 60
 
         enum CodingKeys: String, CodingKey {
             case maxBlobBytes = "max_blob_bytes"
@@ -75,6 +77,7 @@ public struct ServerConfiguration: Sendable, Decodable {
             case bodyGraceSeconds = "body_grace_seconds"
             case longPollsPerUser = "long_polls_per_user"
             case maxLongPolls = "max_long_polls"
+            case maxWaitSeconds = "max_wait_seconds"
         }
 
         /// Creates the default limits.
@@ -96,6 +99,7 @@ public struct ServerConfiguration: Sendable, Decodable {
             bodyGraceSeconds = try container.decodeIfPresent(Double.self, forKey: .bodyGraceSeconds) ?? bodyGraceSeconds
             longPollsPerUser = try container.decodeIfPresent(Int.self, forKey: .longPollsPerUser) ?? longPollsPerUser
             maxLongPolls = try container.decodeIfPresent(Int.self, forKey: .maxLongPolls) ?? maxLongPolls
+            maxWaitSeconds = try container.decodeIfPresent(Int.self, forKey: .maxWaitSeconds) ?? maxWaitSeconds
         }
     }
 
@@ -289,6 +293,7 @@ public struct ServerConfiguration: Sendable, Decodable {
         guard limits.bodyGraceSeconds >= 0 else { throw ServerStartupError("config key limits.body_grace_seconds: 0 or more") }
         guard limits.longPollsPerUser >= 0 else { throw ServerStartupError("config key limits.long_polls_per_user: 0 (none) or more") }
         guard limits.maxLongPolls >= 0 else { throw ServerStartupError("config key limits.max_long_polls: 0 (none) or more") }
+        guard (1...300).contains(limits.maxWaitSeconds) else { throw ServerStartupError("config key limits.max_wait_seconds: 1 to 300") }
         guard shutdownGraceSeconds >= 0 else { throw ServerStartupError("config key shutdown_grace_seconds: 0 or more") }
     }
 

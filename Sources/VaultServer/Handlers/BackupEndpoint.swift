@@ -30,9 +30,7 @@ struct BackupEndpoint: Sendable {
         self.changes = changes
     }
 
-    /// The longest `wait` a load may ask for, in seconds.
-    static let maxWaitSeconds = 60
-    /// What a long-poll refused past a cap is told to wait: a waiting long-poll ends within `maxWaitSeconds`, most much
+    /// What a long-poll refused past a cap is told to wait: a waiting long-poll ends within the longest wait, most much
     /// sooner.
     static let longPollRetryAfterSeconds = 5
 
@@ -57,14 +55,14 @@ struct BackupEndpoint: Sendable {
     ///
     /// - Throws: `APIError` as `handle` does, `invalid_wait` for a bad `wait`, and `rate_limited` past a cap.
     func holdLoad(
-        _ request: HTTPRequest, notes: RequestNotes, hub: LongPollHub, rechecks: DispatchQueue, draining: Bool,
-        finished: @escaping @Sendable (HTTPResponse) -> Void
+        _ request: HTTPRequest, notes: RequestNotes, hub: LongPollHub, maxWaitSeconds: Int, rechecks: DispatchQueue,
+        draining: Bool, finished: @escaping @Sendable (HTTPResponse) -> Void
     ) throws(APIError) -> HTTPHoldDecision {
         guard request.method == "GET", request.query[WireName.action] == BackupAction.load.rawValue else {
             return .answer(try handle(request, notes: notes))
         }
         let key = try authenticate(request, notes: notes)
-        let seconds = try Self.waitSeconds(request)
+        let seconds = try Self.waitSeconds(request, maximum: maxWaitSeconds)
         let loadNow = { () throws(APIError) -> HTTPResponse in try answering(notes) { try load(request, key: key) } }
         // Without an ETag to compare there is nothing to wait for; at a drain the answer is given at once.
         guard seconds > 0, request.header("if-none-match") != nil, !draining else { return .answer(try loadNow()) }
@@ -104,12 +102,14 @@ struct BackupEndpoint: Sendable {
 
     /// The seconds of a load's `wait`, 0 without one.
     ///
-    /// - Throws: `APIError(.invalidWait)` for anything but 0 to `maxWaitSeconds`, or a `wait` beside `sync_id`.
-    static func waitSeconds(_ request: HTTPRequest) throws(APIError) -> Int {
+    /// - Throws: `APIError(.invalidWait)` for anything but 0 to `maximum` in decimal digits, or a `wait` beside
+    ///   `sync_id`.
+    static func waitSeconds(_ request: HTTPRequest, maximum: Int) throws(APIError) -> Int {
         guard let text = request.query[WireName.wait] else { return 0 }
-        guard text.utf8.count <= 2, text.utf8.allSatisfy({ (48...57).contains($0) }), let seconds = Int(text),
-            seconds <= maxWaitSeconds
-        else { throw APIError(.invalidWait, "wait must be a whole number of seconds from 0 to \(maxWaitSeconds)") }
+        // Three digits at most: the configured maximum is at most 300, and a long run of zeros is no number a client sends.
+        guard (1...3).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let seconds = Int(text),
+            seconds <= maximum
+        else { throw APIError(.invalidWait, "wait must be a whole number of seconds from 0 to \(maximum)") }
         guard request.query[WireName.syncID] == nil else {
             throw APIError(.invalidWait, "wait applies to the current version only; drop sync_id")
         }
