@@ -108,14 +108,18 @@ public final class ServerMetrics: Sendable {
         family("walletvault_active_connections", "gauge", "Open client connections.")
         lines.append("walletvault_active_connections \(activeConnections)")
         let caps = longPollCaps.withLock { $0 }
-        family("walletvault_long_polls_waiting", "gauge", "Long-polls (load with wait) waiting for a change.")
-        lines.append("walletvault_long_polls_waiting \(waitingLongPolls)")
-        family("walletvault_long_polls_limit", "gauge", "Most long-polls that may wait at once on this node.")
-        lines.append("walletvault_long_polls_limit \(caps.total)")
-        family("walletvault_long_polls_per_user_limit", "gauge", "Most long-polls one user may have waiting at once.")
-        lines.append("walletvault_long_polls_per_user_limit \(caps.perUser)")
-        family("walletvault_long_polls_refused_total", "counter", "Long-polls refused with 429 past a cap.")
-        lines.append("walletvault_long_polls_refused_total \(longPollsRefused.load(ordering: .relaxed))")
+        for (name, type, help, value) in [
+            ("walletvault_long_polls_waiting", "gauge", "Long-polls (load with wait) waiting for a change.", waitingLongPolls),
+            ("walletvault_long_polls_limit", "gauge", "Most long-polls that may wait at once on this node.", caps.total),
+            ("walletvault_long_polls_per_user_limit", "gauge", "Most long-polls one user may have waiting at once.", caps.perUser),
+            (
+                "walletvault_long_polls_refused_total", "counter", "Long-polls refused with 429 past a cap.",
+                longPollsRefused.load(ordering: .relaxed)
+            ),
+        ] {
+            family(name, type, help)
+            lines.append("\(name) \(value)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -14,6 +14,13 @@ import VaultTestSupport
         return (token, try #require(saved.header("ETag")))
     }
 
+    /// Two nodes of one service on the test PostgreSQL database.
+    static func twoPostgresNodes() throws -> [LiveServer] {
+        let url = try TestPostgres.requireURL()
+        let secrets = LiveServer.Secrets.random()
+        return try (0..<2).map { _ in try LiveServer(.init(database: url, secrets: secrets)) }
+    }
+
     /// A long-poll for a change from `etag`, waiting up to `seconds`.
     static func longPoll(_ server: LiveServer, token: String, etag: String, seconds: String) async throws -> APIReply {
         try await server.send(
@@ -157,9 +164,7 @@ import VaultTestSupport
 
     @Test(.enabled(if: TestPostgres.enabled, TestPostgres.skipMessage))
     func aSaveOnOneNodeWakesAWaiterOnAnotherWithinASecond() async throws {
-        let url = try TestPostgres.requireURL()
-        let secrets = LiveServer.Secrets.random()
-        let nodes = try (0..<2).map { _ in try LiveServer(.init(database: url, secrets: secrets)) }
+        let nodes = try Self.twoPostgresNodes()
         let user = try await Self.savedUser(on: nodes[0])
         let waiter = Task { () throws -> (APIReply, ContinuousClock.Instant) in
             let reply = try await Self.longPoll(nodes[1], token: user.token, etag: user.etag, seconds: "30")
@@ -182,9 +187,7 @@ import VaultTestSupport
     /// listener that connects again has every waiter re-read.
     @Test(.enabled(if: TestPostgres.enabled, TestPostgres.skipMessage))
     func aWaiterIsWokenForASaveMadeWhileItsListenerWasDown() async throws {
-        let url = try TestPostgres.requireURL()
-        let secrets = LiveServer.Secrets.random()
-        let nodes = try (0..<2).map { _ in try LiveServer(.init(database: url, secrets: secrets)) }
+        let nodes = try Self.twoPostgresNodes()
         let user = try await Self.savedUser(on: nodes[0])
         let waiter = Task { try await Self.longPoll(nodes[1], token: user.token, etag: user.etag, seconds: "60") }
         try await Self.expectWaiting(1, on: nodes[1], "the long-poll on node B never waited")
