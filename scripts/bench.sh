@@ -25,20 +25,7 @@ cleanup() {
 trap cleanup EXIT
 source scripts/bench_common.sh
 
-# The 64 KiB blob: a valid vault whose cipher fills the size.
-python3 - "$work/blob.json" <<'PY'
-import base64, json, os, sys
-b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-blob = {"v": 1, "wrappedDeks": [{"kek_id": "bench", "dek_cipher": b64(os.urandom(40))}],
-        "cipher": "", "iv": b64(os.urandom(12)), "tag": b64(os.urandom(16)),
-        "updatedUtc": "2026-08-12T19:00:00Z", "hint": "bench"}
-base = len(json.dumps(blob, separators=(",", ":")))
-blob["cipher"] = b64(os.urandom((65536 - base) * 3 // 4))[: 65536 - base]
-text = json.dumps(blob, separators=(",", ":"))
-blob["cipher"] = blob["cipher"][: len(blob["cipher"]) - (len(text) - 65536)]
-while len(blob["cipher"]) % 4 == 1: blob["cipher"] = blob["cipher"][:-1]
-open(sys.argv[1], "w").write(json.dumps(blob, separators=(",", ":")))
-PY
+write_sample_blob "$work/blob.json"
 cp "$work/blob.json" "$work/static.json"
 chmod 755 "$work"; chmod 644 "$work/static.json"
 

@@ -5,6 +5,7 @@
 #   scripts/bench.sh          load (D3) of one user vs nginx; D1 mint vs openssl speed rsa2048 verify
 #   scripts/bench_loads.sh    load (D3) of 20 000 random users vs nginx on 20 000 files (SQLite), vs pgbench (PostgreSQL)
 #   scripts/bench_storage.sh  save (D2) on PostgreSQL vs pgbench, on SQLite vs a Python sqlite3 insert loop
+#   scripts/bench_longpoll.sh long-poll wake-up after a save (one node, two PostgreSQL nodes); 20 000 held long-polls: RSS, load vs nginx
 #   scripts/bench_crypto.sh   seal/open a 1 MiB vault vs openssl speed aes-256-gcm; Argon2id vs the argon2 CLI
 #   scripts/bench_android.sh  the Kotlin library on the JVM: seal/open 1 MiB vs raw JVM AES-GCM; Argon2id vs the argon2 CLI
 # The scripts run one after the other, never at once (two cores). Progress and diagnostics go to stderr.
@@ -21,7 +22,7 @@ trap 'rm -f "$rows"' EXIT
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%Y-%m-%dT%H:%MZ)
-for script in scripts/bench.sh scripts/bench_loads.sh scripts/bench_storage.sh scripts/bench_crypto.sh scripts/bench_android.sh; do
+for script in scripts/bench.sh scripts/bench_loads.sh scripts/bench_storage.sh scripts/bench_longpoll.sh scripts/bench_crypto.sh scripts/bench_android.sh; do
   echo "bench_all.sh: running $script" >&2
   "$script" >>"$rows"
 done

@@ -1,7 +1,23 @@
-# What scripts/bench.sh and scripts/bench_loads.sh share; sourced, never run. Each caller sets `work` (a scratch
+# What scripts/bench.sh, scripts/bench_loads.sh and scripts/bench_longpoll.sh share; sourced, never run. Each caller sets `work` (a scratch
 # directory) and `BIN` (the server binary) first, and kills `server_pid` and `nginx_pid` on exit.
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+write_sample_blob() { # file -> a valid vault blob of exactly 64 KiB whose cipher fills the size
+  python3 - "$1" <<'PY'
+import base64, json, os, sys
+b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+blob = {"v": 1, "wrappedDeks": [{"kek_id": "bench", "dek_cipher": b64(os.urandom(40))}],
+        "cipher": "", "iv": b64(os.urandom(12)), "tag": b64(os.urandom(16)),
+        "updatedUtc": "2026-08-12T19:00:00Z", "hint": "bench"}
+base = len(json.dumps(blob, separators=(",", ":")))
+blob["cipher"] = b64(os.urandom((65536 - base) * 3 // 4))[: 65536 - base]
+text = json.dumps(blob, separators=(",", ":"))
+blob["cipher"] = blob["cipher"][: len(blob["cipher"]) - (len(text) - 65536)]
+while len(blob["cipher"]) % 4 == 1: blob["cipher"] = blob["cipher"][:-1]
+open(sys.argv[1], "w").write(json.dumps(blob, separators=(",", ":")))
+PY
+}
 
 start_dev_server() { # data-dir [server arguments...] -> sets server_pid and base; exits when the server does not start
   local data=$1 port

@@ -36,6 +36,9 @@ MAX_EXAMPLES=${WV_CONFORMANCE_MAX_EXAMPLES:-100}
 SEED=${WV_CONFORMANCE_SEED:-}
 WORKERS=${WV_CONFORMANCE_WORKERS:-1}
 REPORT=$ROOT/.build/conformance-report.json
+# A long-poll whose If-None-Match matches (the stateful phase sends the ETag a save answered) is held for its whole
+# `wait`; the server's longest wait is lowered so each stays inside schemathesis's 10 s request timeout.
+MAX_WAIT=3
 
 usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -86,7 +89,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$SERVER" --dev --listen 127.0.0.1:0 --data-dir "$WORK/data" --saves-per-hour 100000 --quiet \
+"$SERVER" --dev --listen 127.0.0.1:0 --data-dir "$WORK/data" --saves-per-hour 100000 --max-wait-seconds "$MAX_WAIT" --quiet \
     > "$WORK/server.out" 2> "$WORK/server.err" &
 SERVER_PID=$!
 PORT=
@@ -118,7 +121,7 @@ EOF
 export WV_OIDC_TOKEN=$OIDC_TOKEN WV_SESSION_TOKEN=$SESSION_TOKEN
 
 # --- the document under test ----------------------------------------------------------------
-"$PY" - "$SPEC" "$WORK/openapi.yaml" <<'EOF'
+WV_MAX_WAIT=$MAX_WAIT "$PY" - "$SPEC" "$WORK/openapi.yaml" <<'EOF'
 import os, sys, yaml
 source, target = sys.argv[1], sys.argv[2]
 with open(source) as handle:
@@ -129,6 +132,8 @@ form["examples"] = {"valid_exchange": {"value": {
     "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
     "subject_token": os.environ["WV_OIDC_TOKEN"],
     "subject_token_type": "urn:ietf:params:oauth:token-type:access_token"}}}
+# The server runs with --max-wait-seconds MAX_WAIT: the document says so too, so both sides of it are generated.
+spec["components"]["parameters"]["WaitQuery"]["schema"]["maximum"] = int(os.environ["WV_MAX_WAIT"])
 with open(target, "w") as handle:
     yaml.safe_dump(spec, handle, sort_keys=False, allow_unicode=True)
 EOF
@@ -136,7 +141,7 @@ EOF
 # body to an action. wallet_backup_actions does, per request: a listed action is never answered 405
 # or invalid_action; a 200 has that action's body; ETags agree with sync_ids; save reports its size.
 # session_token_exchange: D1 with the real OIDC token (header or exact form) must answer 200.
-export WV_ACTIONS=load,versions,save,delete
+export WV_ACTIONS=load,versions,save,delete WV_MAX_WAIT=$MAX_WAIT
 cat > "$WORK/wv_checks.py" <<'EOF'
 import json
 import os
@@ -147,6 +152,7 @@ import schemathesis
 ACTIONS = set(os.environ.get("WV_ACTIONS", "load,save").split(","))
 METHODS = {"load": {"GET", "HEAD"}, "versions": {"GET", "HEAD"}, "save": {"POST"}, "delete": {"POST"}}
 SYNC_ID_LENGTH = len("2026-08-12T19:00:00.000Z")
+MAX_WAIT = int(os.environ["WV_MAX_WAIT"])
 
 
 def _json(response):
@@ -206,6 +212,14 @@ def wallet_backup_actions(ctx, response, case):
         return None
     if status == 400 and _json(response).get("error") == "invalid_action":
         raise AssertionError(f"action={action} is documented but was answered invalid_action")
+    query = parse_qs(url.query, keep_blank_values=True)
+    if action == "load" and method == "GET" and "wait" in query:
+        wait = query["wait"][0]
+        valid = wait.isascii() and wait.isdigit() and 1 <= len(wait) <= 3 and int(wait) <= MAX_WAIT and "sync_id" not in query
+        if status == 400 and _json(response).get("error") == "invalid_wait":
+            assert not valid, f"wait={wait!r} is valid but was answered invalid_wait"
+        if status in (200, 304, 404, 429):
+            assert valid, f"wait={wait!r} (sync_id {'sync_id' in query}) was answered {status}, not invalid_wait"
     etag = _header(response, "etag")
     if status == 304:
         sent = {name.lower() for name in request.headers}

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -94,4 +96,60 @@ int wv_mhd_send_before_body_end(struct MHD_Connection *connection, const void *b
     // The answer is complete: the client reads it, then the end of the stream, while the rest of its body is drained.
     shutdown(info->connect_fd, SHUT_WR);
     return 0;
+}
+
+int wv_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) return -1;
+    return info->connect_fd;
+}
+
+int wv_hangup_watch_create(int *wake_fd) {
+    int watch_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (watch_fd < 0) return -1;
+    int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake < 0) {
+        close(watch_fd);
+        return -1;
+    }
+    struct epoll_event event = { .events = EPOLLIN, .data.u64 = 0 };
+    if (epoll_ctl(watch_fd, EPOLL_CTL_ADD, wake, &event) != 0) {
+        close(wake);
+        close(watch_fd);
+        return -1;
+    }
+    *wake_fd = wake;
+    return watch_fd;
+}
+
+int wv_hangup_watch_add(int watch_fd, int fd, uint64_t id) {
+    // Not EPOLLIN: a client may pipeline its next request behind the held one, which is no hang-up.
+    struct epoll_event event = { .events = EPOLLRDHUP | EPOLLONESHOT, .data.u64 = id };
+    return epoll_ctl(watch_fd, EPOLL_CTL_ADD, fd, &event);
+}
+
+void wv_hangup_watch_remove(int watch_fd, int fd) {
+    struct epoll_event unused;
+    epoll_ctl(watch_fd, EPOLL_CTL_DEL, fd, &unused);
+}
+
+int wv_hangup_watch_wait(int watch_fd, int wake_fd, uint64_t *ids, int capacity, int timeout_ms) {
+    struct epoll_event events[256];
+    int room = capacity < 256 ? capacity : 256;
+    int ready = epoll_wait(watch_fd, events, room, timeout_ms);
+    if (ready < 0) return errno == EINTR ? 0 : -1;
+    for (int index = 0; index < ready; index++) {
+        ids[index] = events[index].data.u64;
+        if (events[index].data.u64 == 0) {
+            uint64_t count;
+            while (read(wake_fd, &count, sizeof count) > 0) {}
+        }
+    }
+    return ready;
+}
+
+void wv_hangup_watch_wake(int wake_fd) {
+    uint64_t one = 1;
+    ssize_t written = write(wake_fd, &one, sizeof one);
+    (void)written;
 }

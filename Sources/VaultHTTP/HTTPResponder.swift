@@ -15,11 +15,21 @@ public protocol HTTPResponder: Sendable {
     /// (`malformed_request`), 431 (a header section past 16 KiB as sent or 100 fields) or 501 (`not_implemented`, an
     /// unknown transfer coding); the connection closes after it.
     func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse
+    /// Whether the request may be held open until something happens (a long-poll): such requests go to `hold`.
+    func mayHold(_ request: HTTPRequest) -> Bool
+    /// Answers a request `mayHold` picked, now or later.
+    func hold(_ request: HTTPRequest) -> HTTPHoldDecision
 }
 
 extension HTTPResponder {
     /// By default nothing waits on storage.
     public func waitsOnStorage(_ request: HTTPRequest) -> Bool { false }
+
+    /// By default nothing is held.
+    public func mayHold(_ request: HTTPRequest) -> Bool { false }
+
+    /// By default the answer is given now.
+    public func hold(_ request: HTTPRequest) -> HTTPHoldDecision { .answer(respond(to: request)) }
 
     /// By default the status with the reason as plain text: the transport knows no application's error body.
     public func malformedResponse(method: String, path: String, status: Int, reason: String) -> HTTPResponse {

@@ -64,6 +64,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let responder: any HTTPResponder
     private let connectionObserver: (@Sendable (_ opened: Bool) -> Void)?
     private var daemon: OpaquePointer?
+    /// Requests held open now (long-polls).
+    public var heldRequests: Int { held.count }
     /// Requests between their first byte and their completion, for draining.
     private let inFlight = Atomic<Int>(0)
     /// Set once draining starts: answers then close their connection so clients stop reusing it.
@@ -74,6 +76,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let suspended = DispatchGroup()
     /// Open connections and when their current header section began, for the header deadline.
     private let watch = ConnectionWatch()
+    /// Requests held open (long-polls), their deadlines and their clients' hang-ups.
+    private let held = HeldRequestWatch()
 
     /// Creates a server; nothing listens until `start`. `connectionObserver` learns of connections opening and closing.
     public init(options: Options, responder: any HTTPResponder, connectionObserver: (@Sendable (_ opened: Bool) -> Void)? = nil) {
@@ -124,6 +128,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         daemon = started
         storageWorkers = BlockingWorkPool(threads: options.storageThreads, name: "walletvault-storage")
+        held.start()
         watch.startSweeping(headerTimeoutSeconds: options.headerTimeoutSeconds)
         return wv_mhd_bound_port(started)
     }
@@ -135,6 +140,8 @@ public final class HTTPServer: @unchecked Sendable {
     public func drain(graceSeconds: Double) -> Bool {
         draining.store(true, ordering: .releasing)
         if let daemon { wv_mhd_quiesce(daemon) }
+        // A long-poll would hold the drain for its whole wait: each is answered now, with its fallback.
+        held.releaseAll()
         let deadline = Date().addingTimeInterval(graceSeconds)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline {
             usleep(10_000)
@@ -147,6 +154,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Stops the server, closing every connection.
     public func stop() {
         watch.stopSweeping()
+        held.stop()
         suspended.wait()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
@@ -237,6 +245,17 @@ public final class HTTPServer: @unchecked Sendable {
             method: method, path: url, query: Self.values(connection, .GET_ARGUMENT_KIND),
             lowercasedHeaders: Self.values(connection, .HEADER_KIND), body: upload.body,
             remoteAddress: Self.remoteAddress(connection))
+        if responder.mayHold(request) {
+            switch responder.hold(request) {
+            case .answer(let response):
+                return Self.queue(response, on: connection, closing: draining.load(ordering: .acquiring))
+            case .hold(let seconds, let fallback, let begin):
+                upload.answered = true
+                upload.body = Data()
+                hold(connection, upload: upload, seconds: seconds, fallback: fallback, begin: begin)
+                return .YES
+            }
+        }
         guard let storageWorkers, responder.waitsOnStorage(request) else {
             return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
         }
@@ -252,6 +271,30 @@ public final class HTTPServer: @unchecked Sendable {
             suspended.leave()
         }
         return .YES
+    }
+
+    /// Suspends the connection until the held request is answered: by the responder, or with the fallback at the
+    /// deadline, at a drain or when the client hangs up. While suspended, libmicrohttpd applies no idle timeout to the
+    /// connection and the header deadline does not run (its headers have arrived).
+    private func hold(
+        _ connection: OpaquePointer, upload: UploadState, seconds: Double, fallback: HTTPResponse,
+        begin: @Sendable (HeldRequest) -> Void
+    ) {
+        MHD_suspend_connection(connection)
+        suspended.enter()
+        let resumable = SuspendedConnection(connection)
+        let id = held.makeID()
+        let request = HeldRequest(fallback: fallback, seconds: seconds) { [held, suspended] response in
+            held.remove(id)
+            upload.offloadedResponse.withLock { $0 = response }
+            MHD_resume_connection(resumable.connection)
+            suspended.leave()
+        }
+        guard held.add(request, id: id, socket: wv_mhd_connection_fd(connection)) else {
+            request.answerFallback()
+            return
+        }
+        begin(request)
     }
 
     private func refuse(_ upload: UploadState, on connection: OpaquePointer) -> MHD_Result {

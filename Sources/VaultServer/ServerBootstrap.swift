@@ -25,6 +25,8 @@ public enum ServerBootstrap {
         let heapTrimmer: HeapTrimmer
         /// Raised first at shutdown, so `/readyz` answers 503 while requests in flight finish.
         let drain: DrainSignal
+        /// Where saves are announced to long-polls; stopped after the drain.
+        let changes: any BlobChangeFeed
 
         /// Stops taking requests, lets those in flight finish within the grace period, and closes the store.
         ///
@@ -32,7 +34,9 @@ public enum ServerBootstrap {
         public func shutDown() -> Bool {
             // Readiness first: a load balancer polling on a connection it already has stops sending at once.
             drain.raise()
+            // The drain answers every waiting long-poll at once (304), so it waits only for real work.
             let drained = server.drain(graceSeconds: shutdownGraceSeconds)
+            changes.stop()
             heapTrimmer.stop()
             store.close()
             return drained
@@ -50,6 +54,8 @@ public enum ServerBootstrap {
         public let metrics: ServerMetrics
         /// Raised first at shutdown, so `/readyz` answers 503 while requests in flight finish.
         public let drain: DrainSignal
+        /// Where saves are announced to the long-polls of every node.
+        public let changes: any BlobChangeFeed
     }
 
     /// Builds the application from a checked configuration, optionally with an issuer served in process.
@@ -62,6 +68,10 @@ public enum ServerBootstrap {
         throws(ServerStartupError) -> Application
     {
         let store = try openStore(configuration)
+        // SQLite has one node, this process; PostgreSQL may have many, which hear of each other's saves through it.
+        let changes: any BlobChangeFeed =
+            ServerConfiguration.postgresSchemes.contains(where: configuration.database.hasPrefix)
+            ? PostgresChangeFeed(url: configuration.database) : InProcessChangeFeed()
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
             let keys: JWKSSource
@@ -96,8 +106,8 @@ public enum ServerBootstrap {
                 oidcIssuers: Set(issuers.map(\.rules.issuer))),
             storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
             mountedIssuer: mountedIssuer, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies,
-            drain: drain)
-        return Application(service: service, store: store, metrics: metrics, drain: drain)
+            drain: drain, changes: changes)
+        return Application(service: service, store: store, metrics: metrics, drain: drain, changes: changes)
     }
 
     /// Starts a server from a checked configuration, optionally with an issuer served in process.
@@ -135,13 +145,14 @@ public enum ServerBootstrap {
         do {
             port = try server.start()
         } catch {
+            application.changes.stop()
             application.store.close()
             throw ServerStartupError(error.reason)
         }
         return Running(
             server: server, shutdownGraceSeconds: configuration.shutdownGraceSeconds, host: address.host, port: port,
             tls: options.tls != nil, store: application.store, heapTrimmer: HeapTrimmer(intervalSeconds: 60),
-            drain: application.drain)
+            drain: application.drain, changes: application.changes)
     }
 
     /// Erases one user's vault and its history from the configured database, writer proof or not: the operator's path

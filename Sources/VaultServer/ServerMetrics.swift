@@ -26,6 +26,9 @@ public final class ServerMetrics: Sendable {
 
     private let counts = Mutex(Counts())
     private let connections = Atomic<Int>(0)
+    private let longPolls = Atomic<Int>(0)
+    private let longPollsRefused = Atomic<Int>(0)
+    private let longPollCaps = Mutex((perUser: 0, total: 0))
 
     /// Creates empty metrics.
     public init() {}
@@ -49,6 +52,24 @@ public final class ServerMetrics: Sendable {
     func connectionChanged(opened: Bool) {
         connections.wrappingAdd(opened ? 1 : -1, ordering: .relaxed)
     }
+
+    /// Notes the caps on waiting long-polls, for the exposition.
+    func longPollLimits(perUser: Int, total: Int) {
+        longPollCaps.withLock { $0 = (perUser, total) }
+    }
+
+    /// Notes a long-poll starting (+1) or ending (-1) its wait.
+    func longPollChanged(by delta: Int) {
+        longPolls.wrappingAdd(delta, ordering: .relaxed)
+    }
+
+    /// Notes a long-poll refused past a cap.
+    func longPollRefused() {
+        longPollsRefused.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// The long-polls waiting now.
+    public var waitingLongPolls: Int { longPolls.load(ordering: .relaxed) }
 
     /// The open connections now.
     public var activeConnections: Int { connections.load(ordering: .relaxed) }
@@ -86,6 +107,19 @@ public final class ServerMetrics: Sendable {
         lines.append("walletvault_store_errors_total \(snapshot.storeErrors)")
         family("walletvault_active_connections", "gauge", "Open client connections.")
         lines.append("walletvault_active_connections \(activeConnections)")
+        let caps = longPollCaps.withLock { $0 }
+        for (name, type, help, value) in [
+            ("walletvault_long_polls_waiting", "gauge", "Long-polls (load with wait) waiting for a change.", waitingLongPolls),
+            ("walletvault_long_polls_limit", "gauge", "Most long-polls that may wait at once on this node.", caps.total),
+            ("walletvault_long_polls_per_user_limit", "gauge", "Most long-polls one user may have waiting at once.", caps.perUser),
+            (
+                "walletvault_long_polls_refused_total", "counter", "Long-polls refused with 429 past a cap.",
+                longPollsRefused.load(ordering: .relaxed)
+            ),
+        ] {
+            family(name, type, help)
+            lines.append("\(name) \(value)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

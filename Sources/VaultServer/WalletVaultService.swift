@@ -19,6 +19,10 @@ public struct WalletVaultService: HTTPResponder {
     private let clientAddresses: ClientAddressResolver
     private let clock: any ServerClock
     private let drain: DrainSignal
+    private let longPolls: LongPollHub
+    private let maxWaitSeconds: Int
+    /// Where woken long-polls re-read their blob: off the feed's thread, which must go back to listening.
+    private let rechecks = DispatchQueue(label: "walletvault-long-poll-rechecks", attributes: .concurrent)
     /// The routes as metrics and logs name them; any other path is attacker-chosen text and shows as `(unknown)`.
     private let knownRoutes: Set<String>
 
@@ -26,13 +30,18 @@ public struct WalletVaultService: HTTPResponder {
     public init(
         store: any VaultStore, oidc: OIDCTokenVerifier, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
         limits: ServerConfiguration.Limits, clock: any ServerClock, mountedIssuer: (any MountedIssuer)?, logger: RequestLogger,
-        metrics: ServerMetrics, trustedProxies: [String] = [], drain: DrainSignal = DrainSignal()
+        metrics: ServerMetrics, trustedProxies: [String] = [], drain: DrainSignal = DrainSignal(),
+        changes: any BlobChangeFeed = InProcessChangeFeed()
     ) {
         self.store = store
         sessionTokens = SessionTokenEndpoint(oidc: oidc, sessions: sessions, clock: clock)
         backup = BackupEndpoint(
             store: store, sessions: sessions, storageKeys: storageKeys,
-            rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock)
+            rateLimit: SlidingWindowRateLimit(limit: limits.savesPerHour), clock: clock, changes: changes)
+        let longPolls = LongPollHub(perUser: limits.longPollsPerUser, total: limits.maxLongPolls, metrics: metrics)
+        changes.subscribe(onChange: longPolls.changed, onMissed: longPolls.changedEverywhere)
+        self.longPolls = longPolls
+        maxWaitSeconds = limits.maxWaitSeconds
         self.mountedIssuer = mountedIssuer
         knownRoutes = Self.apiRoutes.union(mountedIssuer?.knownPaths ?? [])
         self.maxBlobBytes = limits.maxBlobBytes
@@ -76,6 +85,34 @@ public struct WalletVaultService: HTTPResponder {
     /// Saves and erasures wait for a synced commit; everything else answers from memory or a read.
     public func waitsOnStorage(_ request: HTTPRequest) -> Bool {
         request.path == WirePath.backup && request.method == "POST"
+    }
+
+    /// A load with `wait` may be held until the user's blob changes.
+    public func mayHold(_ request: HTTPRequest) -> Bool {
+        request.path == WirePath.backup && request.query[WireName.wait] != nil
+    }
+
+    public func hold(_ request: HTTPRequest) -> HTTPHoldDecision {
+        let started = DispatchTime.now()
+        let notes = RequestNotes()
+        do {
+            let decision = try backup.holdLoad(
+                request, notes: notes, hub: longPolls, maxWaitSeconds: maxWaitSeconds, rechecks: rechecks,
+                draining: drain.isRaised
+            ) { [self, user = notes.user] response in
+                let held = RequestNotes()
+                held.user = user
+                record(request, response: response, bytesIn: 0, notes: held, started: started)
+            }
+            if case .answer(let response) = decision {
+                record(request, response: response, bytesIn: request.body.count, notes: notes, started: started)
+            }
+            return decision
+        } catch {
+            let response = error.response
+            record(request, response: response, bytesIn: request.body.count, notes: notes, started: started)
+            return .answer(response)
+        }
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {

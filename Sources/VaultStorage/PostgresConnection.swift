@@ -51,6 +51,24 @@ final class PostgresConnection: @unchecked Sendable {
         return poll(&descriptor, 1, 0) == 0
     }
 
+    /// The socket, for polling a listening connection; -1 when closed.
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what the server sent and returns the payloads of the notifications received on any channel, oldest first.
+    ///
+    /// - Throws: `StoreError(.unavailable)` when the connection is lost.
+    func receivedNotifications() throws(StoreError) -> [String] {
+        guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
+            throw StoreError(.unavailable, "PostgreSQL: the listening connection ended: \(Self.trimmed(PQerrorMessage(handle)))")
+        }
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
     /// Runs SQL without parameters or rows to read (transaction control, migrations); may hold several statements.
     func execute(_ sql: String) throws(StoreError) {
         _ = try check(PQexec(handle, sql))

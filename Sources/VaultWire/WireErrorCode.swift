@@ -20,6 +20,9 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
     case invalidAction = "invalid_action"
     /// 400: a `WalletVault-Write-Key` header that is not base64url of a P-256 point `X ‖ Y`.
     case invalidWriteKey = "invalid_write_key"
+    /// 400: a load's `wait` that is no whole number of seconds from 0 to the documented maximum, or one sent with
+    /// `sync_id` (only the current version can change).
+    case invalidWait = "invalid_wait"
     /// 400: a request framed or addressed ambiguously (RFC 9112): `Content-Length` with `Transfer-Encoding`, two
     /// `Content-Length` values, a `Content-Length` too large to be one, no or two `Host`, NUL, CR or other control
     /// bytes in a header field, a space in a field name, or an encoded NUL in the path or a query value. The
@@ -54,7 +57,7 @@ public enum WireErrorCode: String, CaseIterable, Sendable {
         switch self {
         case .invalidToken: 401
         case .invalidRequest, .unsupportedGrantType, .invalidJSON, .invalidVaultShape, .invalidPrecondition, .invalidSyncID,
-            .invalidAction, .malformedRequest, .invalidWriteKey:
+            .invalidAction, .invalidWait, .malformedRequest, .invalidWriteKey:
             400
         case .writeProofRequired: 403
         case .notFound: 404

@@ -18,6 +18,8 @@ public enum WireName {
     public static let action = "action"
     /// The query argument naming a kept version on load, and the body member naming a version.
     public static let syncID = "sync_id"
+    /// The query argument of a load that waits for a change: seconds to hold the request (a long-poll).
+    public static let wait = "wait"
     /// The body member naming the stored version's `updatedUtc` in a 409.
     public static let updatedUtc = "updatedUtc"
     /// The error body's code member.

@@ -72,14 +72,20 @@ public struct BackupClient: Sendable {
         return syncID
     }
 
-    /// Loads the current blob, or learns that `ifNoneMatch` is still current.
+    /// Loads the current blob, or learns that `ifNoneMatch` is still current; with `waitSeconds` (up to 60, the
+    /// server's maximum) and `ifNoneMatch`, the server holds the request until the blob changes or the time passes (a
+    /// long-poll), so `.notModified` then means nothing changed for that long.
     ///
-    /// - Throws: `BackupError.notFound` when nothing is stored, and the other `BackupError`s.
-    public func load(ifNoneMatch syncID: String? = nil) async throws(BackupError) -> LoadResult {
-        let (data, response) = try await send(.load, body: nil) { request in
-            if let tag = syncID.flatMap(UTCTimestamp.init(rfc3339:)) {
-                request.setValue(EntityTag.header(for: tag), forHTTPHeaderField: "If-None-Match")
-            }
+    /// - Throws: `BackupError.notFound` when nothing is stored, `.rateLimited` when the server holds as many
+    ///   long-polls as it allows, and the other `BackupError`s.
+    public func load(ifNoneMatch syncID: String? = nil, waitSeconds: Int = 0) async throws(BackupError) -> LoadResult {
+        let tag = syncID.flatMap(UTCTimestamp.init(rfc3339:))
+        let waits = waitSeconds > 0 && tag != nil
+        let query = waits ? [URLQueryItem(name: WireName.wait, value: String(waitSeconds))] : []
+        let (data, response) = try await send(.load, body: nil, query: query) { request in
+            if let tag { request.setValue(EntityTag.header(for: tag), forHTTPHeaderField: "If-None-Match") }
+            // The answer may come only at the end of the wait: the request must not time out before it.
+            if waits { request.timeoutInterval = Double(waitSeconds) + 15 }
         }
         switch response.statusCode {
         case 200: return .blob(Snapshot(blob: data, syncID: try Self.version(response)))

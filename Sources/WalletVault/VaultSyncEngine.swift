@@ -140,6 +140,85 @@ public actor VaultSyncEngine {
         try await exclusively { () async throws(SyncError) -> SyncReport in try await syncNow() }
     }
 
+    // MARK: - Live changes
+
+    /// Seconds each long-poll of `changes()` asks the server to hold it: below the 30 s a transport's idle timeout
+    /// allows by default, and the server's maximum is 60.
+    public static let changesWaitSeconds = 25
+    /// The longest pause `changes()` makes after failures in a row.
+    static let changesMaxBackoffSeconds = 60.0
+
+    /// The changes this device takes in while the sequence is iterated, each as `sync()` reports it.
+    ///
+    /// It long-polls the server (`load` with `wait`) and, whenever the stored version moves, runs `sync()`: another
+    /// device's save is restored or merged, a local edit is never overwritten (it is merged, replayed, or pushed), and
+    /// the conflict handler is asked when the merge cannot decide. A report that changed nothing (`.upToDate`) is not
+    /// delivered. Failures that may pass (the network, a 5xx) pause 1 s, doubling to 60 s, and a 429 pauses its
+    /// `Retry-After`; cancelling the task that iterates ends the sequence and the long-poll in flight. Call it while
+    /// the app is in the foreground.
+    ///
+    /// - Throws (through the sequence): the `SyncError` retrying cannot cure: no access, a removed device, an
+    ///   invalidated key, a rollback, a fork, tampering, no vault on the server.
+    public nonisolated func changes(waitSeconds: Int = changesWaitSeconds) -> AsyncThrowingStream<SyncReport, any Error> {
+        AsyncThrowingStream { continuation in
+            let watcher = Task { await watchChanges(waitSeconds: waitSeconds, into: continuation) }
+            continuation.onTermination = { _ in watcher.cancel() }
+        }
+    }
+
+    /// The loop behind `changes()`: off the actor while a long-poll waits, so edits and other operations go on.
+    private nonisolated func watchChanges(
+        waitSeconds: Int, into continuation: AsyncThrowingStream<SyncReport, any Error>.Continuation
+    ) async {
+        var backoffSeconds = 1.0
+        // A sync first: it pushes what is pending and learns the version the long-polls then wait on.
+        var syncDue = true
+        while !Task.isCancelled {
+            do throws(SyncError) {
+                if !syncDue {
+                    let known = await status().syncedVersion
+                    syncDue = try await remoteMoved(from: known, waitSeconds: waitSeconds)
+                    backoffSeconds = 1
+                    continue
+                }
+                // `sync` runs exclusively with the other operations and handles edits made while it awaits.
+                let report = try await sync()
+                syncDue = false
+                backoffSeconds = 1
+                if case .upToDate = report { continue }
+                continuation.yield(report)
+            } catch {
+                if Task.isCancelled { break }
+                let pause: Double
+                if case .rateLimited(let seconds)? = error.backupError {
+                    pause = Double(seconds)
+                } else if error.code == .server || error.code == .notNow {
+                    pause = backoffSeconds
+                    backoffSeconds = min(backoffSeconds * 2, Self.changesMaxBackoffSeconds)
+                } else {
+                    continuation.finish(throwing: error)
+                    return
+                }
+                do { try await clock.sleep(seconds: pause) } catch { break }
+            }
+        }
+        continuation.finish()
+    }
+
+    /// Long-polls for a version other than `known`; whether one (or an erasure) was found.
+    private nonisolated func remoteMoved(from known: String?, waitSeconds: Int) async throws(SyncError) -> Bool {
+        do {
+            switch try await backup.load(ifNoneMatch: known, waitSeconds: waitSeconds) {
+            case .notModified: return false
+            case .blob(let snapshot): return snapshot.syncID != known
+            }
+        } catch .notFound {
+            return true
+        } catch {
+            throw SyncError(.server, "waiting for changes failed", backupError: error)
+        }
+    }
+
     /// `sync` for an operation that already runs exclusively.
     private func syncNow() async throws(SyncError) -> SyncReport {
         // A dead key is otherwise noticed only when a new version must be opened: a device whose copy is current

@@ -5,6 +5,7 @@ public enum WalletVaultTool {
     /// Every command, in the order help lists them.
     static let commands: [CommandSpec] = [
         LoginCommand.spec, InitCommand.spec, PushCommand.spec, PullCommand.spec, StatusCommand.spec, SyncCommand.spec,
+        WatchCommand.spec,
         DevicesCommand.spec, PairCommand.request, PairCommand.approve, PairCommand.confirm, RecoverCommand.spec, RevokeCommand.spec,
         RecoveryRotateCommand.spec,
         HistoryCommand.spec, RestoreCommand.spec, EraseCommand.spec, InspectCommand.spec, DemoCommand.spec,

@@ -11,6 +11,9 @@ let usage = """
     options: --threads N  HTTP worker threads (default one per core, at least 2, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
     options: --database-pool-size N  PostgreSQL connections (default 8, or the config's \"database_pool_size\")
+    options: --max-wait-seconds N  longest long-poll wait a load may ask for (default 60, or the config's limit)
+    options: --max-connections N, --max-connections-per-ip N, --max-long-polls N, --long-polls-per-user N
+                              the config's limits of those names (for benchmarks that hold many connections)
     options: --quiet  no per-request log lines
     """
 
@@ -64,6 +67,21 @@ let databasePoolSize = option("--database-pool-size").map { text -> Int in
     guard let number = Int(text), (1...1024).contains(number) else { fail("--database-pool-size needs a number from 1 to 1024") }
     return number
 }
+let maxWaitSeconds = option("--max-wait-seconds").map { text -> Int in
+    guard let number = Int(text), (1...300).contains(number) else { fail("--max-wait-seconds needs a number from 1 to 300") }
+    return number
+}
+/// A `--NAME N` option's count, 0 or more, or nil without it.
+func countOption(_ name: String) -> Int? {
+    option(name).map { text -> Int in
+        guard let number = Int(text), number >= 0 else { fail("\(name) needs a number, 0 or more") }
+        return number
+    }
+}
+let connectionLimits = (
+    total: countOption("--max-connections"), perIP: countOption("--max-connections-per-ip"),
+    longPolls: countOption("--max-long-polls"), longPollsPerUser: countOption("--long-polls-per-user")
+)
 let savesPerHour = option("--saves-per-hour").map { text -> Int in
     guard let number = Int(text), number > 0 else { fail("--saves-per-hour needs a positive number") }
     return number
@@ -87,6 +105,18 @@ for source in signals {
     source.resume()
 }
 
+/// The command line's settings over the configuration's, in either mode.
+func applyOptions(to configuration: inout ServerConfiguration) {
+    if let threads { configuration.threads = threads }
+    if let database { configuration.database = database }
+    if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
+    if let maxWaitSeconds { configuration.limits.maxWaitSeconds = maxWaitSeconds }
+    if let total = connectionLimits.total { configuration.limits.maxConnections = total }
+    if let perIP = connectionLimits.perIP { configuration.limits.maxConnectionsPerIP = perIP }
+    if let longPolls = connectionLimits.longPolls { configuration.limits.maxLongPolls = longPolls }
+    if let perUser = connectionLimits.longPollsPerUser { configuration.limits.longPollsPerUser = perUser }
+}
+
 let started: ServerBootstrap.Running
 do {
     if dev {
@@ -94,17 +124,13 @@ do {
         var (configuration, provider) = try DevelopmentServer.configuration(
             dataDirectory: dataDirectory ?? "./walletvault-data", listen: listen ?? "127.0.0.1:8080")
         if let savesPerHour { configuration.limits.savesPerHour = savesPerHour }
-        if let threads { configuration.threads = threads }
-        if let database { configuration.database = database }
-        if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
+        applyOptions(to: &configuration)
         started = try ServerBootstrap.start(configuration, mountedIssuer: provider, logRequests: !quiet)
     } else {
         guard let configPath else { fail(usage) }
         var configuration = try ServerConfiguration.load(path: configPath)
         if let listen { configuration.listen = listen }
-        if let threads { configuration.threads = threads }
-        if let database { configuration.database = database }
-        if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
+        applyOptions(to: &configuration)
         try configuration.check()
         started = try ServerBootstrap.start(configuration, logRequests: !quiet)
     }

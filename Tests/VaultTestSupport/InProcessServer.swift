@@ -97,9 +97,46 @@ private struct InProcessTransport: HTTPTransport {
             headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody ?? Data(),
             remoteAddress: "127.0.0.1")
         let service = self.service
-        let response = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: service.respond(to: incoming)) }
+        guard service.mayHold(incoming) else {
+            let response = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: service.respond(to: incoming)) }
+            }
+            return Self.reply(response, url: url)
         }
+        let decision = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: service.hold(incoming)) }
+        }
+        return Self.reply(await Self.answer(decision), url: url)
+    }
+
+    /// The answer to a request the service may hold: held here as the HTTP server holds it, until the service answers,
+    /// the wait passes, or the caller's task is cancelled (a client gone).
+    private static func answer(_ decision: HTTPHoldDecision) async -> HTTPResponse {
+        let (seconds, fallback, begin): (Double, HTTPResponse, @Sendable (HeldRequest) -> Void)
+        switch decision {
+        case .answer(let response): return response
+        case .hold(let wait, let answer, let start): (seconds, fallback, begin) = (wait, answer, start)
+        }
+        let (answers, sink) = AsyncStream<HTTPResponse>.makeStream()
+        let held = HeldRequest(fallback: fallback, seconds: seconds) { response in
+            sink.yield(response)
+            sink.finish()
+        }
+        begin(held)
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            held.answerFallback()
+        }
+        defer { deadline.cancel() }
+        return await withTaskCancellationHandler {
+            var iterator = answers.makeAsyncIterator()
+            return await iterator.next() ?? fallback
+        } onCancel: {
+            held.answerFallback()
+        }
+    }
+
+    private static func reply(_ response: HTTPResponse, url: URL) -> (Data, HTTPURLResponse) {
         let headers = Dictionary(response.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         return (response.body, HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)!)
     }

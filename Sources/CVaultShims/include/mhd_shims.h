@@ -32,6 +32,27 @@ int wv_mhd_shutdown_connection(struct MHD_Connection *connection);
 /// nothing. Returns 0 when every byte was taken by the kernel, -1 otherwise (then the connection must be cut).
 int wv_mhd_send_before_body_end(struct MHD_Connection *connection, const void *bytes, size_t length);
 
+/// The connection's socket descriptor, or -1.
+int wv_mhd_connection_fd(struct MHD_Connection *connection);
+
+/// An epoll set that reports held (suspended) connections whose client hung up, and an eventfd to wake its waiter.
+/// libmicrohttpd does not poll a suspended connection's socket, so a client that goes away would otherwise hold its
+/// slot until the hold ends. Returns the epoll descriptor, or -1; `*wake_fd` receives the eventfd.
+int wv_hangup_watch_create(int *wake_fd);
+
+/// Watches `fd` for the peer's hang-up (EPOLLRDHUP, EPOLLHUP, EPOLLERR), once, reporting `id`. Returns 0 or -1.
+int wv_hangup_watch_add(int watch_fd, int fd, uint64_t id);
+
+/// Stops watching `fd`; call before the connection resumes, while the descriptor is still its own.
+void wv_hangup_watch_remove(int watch_fd, int fd);
+
+/// Waits up to `timeout_ms` (-1 for ever) and writes the ids of hung-up sockets to `ids`; the wake eventfd reports
+/// id 0 and is drained. Returns how many ids were written, 0 on a timeout, -1 on an error other than EINTR.
+int wv_hangup_watch_wait(int watch_fd, int wake_fd, uint64_t *ids, int capacity, int timeout_ms);
+
+/// Wakes a `wv_hangup_watch_wait` in progress.
+void wv_hangup_watch_wake(int wake_fd);
+
 /// Starts an epoll daemon with a thread pool; returns NULL (and sets errno) on failure.
 /// `connection_notify` (may be NULL) is told when connections open and close.
 struct MHD_Daemon *wv_mhd_start(const wv_mhd_options *options,

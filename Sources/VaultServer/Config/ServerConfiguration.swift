@@ -57,6 +57,14 @@ public struct ServerConfiguration: Sendable, Decodable {
         public var bodyMinimumBytesPerSecond = 1024
         /// Seconds a body may take before its average rate is checked.
         public var bodyGraceSeconds: Double = 10
+        /// Long-polls (`action=load` with `wait`) one user may have waiting at once; past it a long-poll is answered
+        /// 429. A user's devices hold one each, so a handful covers a phone, a tablet and a laptop.
+        public var longPollsPerUser = 4
+        /// Long-polls waiting at once on this node; past it a long-poll is answered 429. Each holds a connection, so
+        /// this stays below `maxConnections` and leaves room for other requests.
+        public var maxLongPolls = 768
+        /// The longest `wait` a load may ask for, in seconds; a longer one is answered 400 `invalid_wait`.
+        public var maxWaitSeconds = 60
 
         enum CodingKeys: String, CodingKey {
             case maxBlobBytes = "max_blob_bytes"
@@ -67,6 +75,9 @@ public struct ServerConfiguration: Sendable, Decodable {
             case headerTimeoutSeconds = "header_timeout_seconds"
             case bodyMinimumBytesPerSecond = "body_min_bytes_per_second"
             case bodyGraceSeconds = "body_grace_seconds"
+            case longPollsPerUser = "long_polls_per_user"
+            case maxLongPolls = "max_long_polls"
+            case maxWaitSeconds = "max_wait_seconds"
         }
 
         /// Creates the default limits.
@@ -86,6 +97,9 @@ public struct ServerConfiguration: Sendable, Decodable {
                 try container.decodeIfPresent(Int.self, forKey: .bodyMinimumBytesPerSecond)
                 ?? bodyMinimumBytesPerSecond
             bodyGraceSeconds = try container.decodeIfPresent(Double.self, forKey: .bodyGraceSeconds) ?? bodyGraceSeconds
+            longPollsPerUser = try container.decodeIfPresent(Int.self, forKey: .longPollsPerUser) ?? longPollsPerUser
+            maxLongPolls = try container.decodeIfPresent(Int.self, forKey: .maxLongPolls) ?? maxLongPolls
+            maxWaitSeconds = try container.decodeIfPresent(Int.self, forKey: .maxWaitSeconds) ?? maxWaitSeconds
         }
     }
 
@@ -277,6 +291,9 @@ public struct ServerConfiguration: Sendable, Decodable {
             throw ServerStartupError("config key limits.body_min_bytes_per_second: 0 (no minimum) or more")
         }
         guard limits.bodyGraceSeconds >= 0 else { throw ServerStartupError("config key limits.body_grace_seconds: 0 or more") }
+        guard limits.longPollsPerUser >= 0 else { throw ServerStartupError("config key limits.long_polls_per_user: 0 (none) or more") }
+        guard limits.maxLongPolls >= 0 else { throw ServerStartupError("config key limits.max_long_polls: 0 (none) or more") }
+        guard (1...300).contains(limits.maxWaitSeconds) else { throw ServerStartupError("config key limits.max_wait_seconds: 1 to 300") }
         guard shutdownGraceSeconds >= 0 else { throw ServerStartupError("config key shutdown_grace_seconds: 0 or more") }
     }
 

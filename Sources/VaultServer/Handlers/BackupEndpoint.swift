@@ -12,32 +12,114 @@ struct BackupEndpoint: Sendable {
     let storageKeys: StorageKeyDeriver
     let rateLimit: SlidingWindowRateLimit
     let clock: any ServerClock
+    /// Where a save or an erasure is announced, so long-polls on every node re-read.
+    let changes: any BlobChangeFeed
     private let verifiedTokens = VerifiedTokenCache()
     private let parser = JSONParser(maxDepth: 64)
     private let validator = VaultShapeValidator()
 
     init(
         store: any VaultStore, sessions: SessionTokenService, storageKeys: StorageKeyDeriver,
-        rateLimit: SlidingWindowRateLimit, clock: any ServerClock
+        rateLimit: SlidingWindowRateLimit, clock: any ServerClock, changes: any BlobChangeFeed
     ) {
         self.store = store
         self.sessions = sessions
         self.storageKeys = storageKeys
         self.rateLimit = rateLimit
         self.clock = clock
+        self.changes = changes
     }
+
+    /// What a long-poll refused past a cap is told to wait: a waiting long-poll ends within the longest wait, most much
+    /// sooner.
+    static let longPollRetryAfterSeconds = 5
 
     func handle(_ request: HTTPRequest, notes: RequestNotes) throws(APIError) -> HTTPResponse {
         guard let action = request.query[WireName.action].flatMap(BackupAction.init(rawValue:)) else { throw APIError.invalidAction }
         guard action.allowedMethods.contains(request.method) else { throw APIError.methodNotAllowed(allow: action.allowedMethods) }
         let key = try authenticate(request, notes: notes)
-        do {
+        return try answering(notes) {
             switch action {
             case .save: return try save(request, key: key)
             case .versions: return try versions(key: key)
             case .delete: return try delete(request, key: key)
             case .load: return try load(request, key: key)
             }
+        }
+    }
+
+    /// A load with `wait` (a long-poll): answered now unless the stored version is the one `If-None-Match` names;
+    /// then held until a change announced for the user finds a new version on re-reading (200, or 404 after an
+    /// erasure), or `wait` seconds pass (304). `finished` is told the answer of a held request. Anything else on the
+    /// path is answered now as `handle` answers it.
+    ///
+    /// - Throws: `APIError` as `handle` does, `invalid_wait` for a bad `wait`, and `rate_limited` past a cap.
+    func holdLoad(
+        _ request: HTTPRequest, notes: RequestNotes, hub: LongPollHub, maxWaitSeconds: Int, rechecks: DispatchQueue,
+        draining: Bool, finished: @escaping @Sendable (HTTPResponse) -> Void
+    ) throws(APIError) -> HTTPHoldDecision {
+        guard request.method == "GET", request.query[WireName.action] == BackupAction.load.rawValue else {
+            return .answer(try handle(request, notes: notes))
+        }
+        let key = try authenticate(request, notes: notes)
+        let seconds = try Self.waitSeconds(request, maximum: maxWaitSeconds)
+        let loadNow = { () throws(APIError) -> HTTPResponse in try answering(notes) { try load(request, key: key) } }
+        // Without an ETag to compare there is nothing to wait for; at a drain the answer is given at once.
+        guard seconds > 0, request.header("if-none-match") != nil, !draining else { return .answer(try loadNow()) }
+        let tag = LongPollHub.changeTag(of: key)
+        // Read before the load: a change announced after it moves the generation, and the waiter re-checks.
+        let generation = hub.generation(of: tag)
+        let current = try loadNow()
+        guard current.status == 304 else { return .answer(current) }
+        let ticket: UInt64
+        do {
+            ticket = try hub.admit(tag)
+        } catch {
+            notes.reason = error == .userFull ? "long-poll cap for this user" : "long-poll cap for this node"
+            throw APIError(
+                .rateLimited, "too many long-polls waiting; retry after \(Self.longPollRetryAfterSeconds) s",
+                headers: ["Retry-After": String(Self.longPollRetryAfterSeconds)])
+        }
+        return .hold(seconds: Double(seconds), fallback: current) { held in
+            held.whenAnswered { response in
+                hub.leave(ticket)
+                finished(response)
+            }
+            let recheck: @Sendable () -> Void = {
+                rechecks.async {
+                    let answer: HTTPResponse
+                    do throws(APIError) {
+                        answer = try answering(RequestNotes()) { try load(request, key: key) }
+                    } catch {
+                        answer = error.response
+                    }
+                    if answer.status != 304 { held.answer(answer) }
+                }
+            }
+            if hub.watch(ticket, since: generation, recheck: recheck) { recheck() }
+        }
+    }
+
+    /// The seconds of a load's `wait`, 0 without one.
+    ///
+    /// - Throws: `APIError(.invalidWait)` for anything but 0 to `maximum` in decimal digits, or a `wait` beside
+    ///   `sync_id`.
+    static func waitSeconds(_ request: HTTPRequest, maximum: Int) throws(APIError) -> Int {
+        guard let text = request.query[WireName.wait] else { return 0 }
+        // Three digits at most: the configured maximum is at most 300, and a long run of zeros is no number a client sends.
+        guard (1...3).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let seconds = Int(text),
+            seconds <= maximum
+        else { throw APIError(.invalidWait, "wait must be a whole number of seconds from 0 to \(maximum)") }
+        guard request.query[WireName.syncID] == nil else {
+            throw APIError(.invalidWait, "wait applies to the current version only; drop sync_id")
+        }
+        return seconds
+    }
+
+    /// Runs `body`, turning a store's failure into the API's answer and noting it.
+    private func answering(_ notes: RequestNotes, _ body: () throws -> HTTPResponse) throws(APIError) -> HTTPResponse {
+        do {
+            return try body()
         } catch let error as APIError {
             throw error
         } catch let error as StoreError {
@@ -100,6 +182,7 @@ struct BackupEndpoint: Sendable {
                 rateLimit: rateLimit, now: clock.now(), writeKey: writer.nextWriteKey, proof: writer.proof))
         switch outcome {
         case .saved(let syncID, let decision):
+            changes.publish(LongPollHub.changeTag(of: key))
             struct Saved: Encodable {
                 let ok = true
                 let sync_id: String
@@ -149,6 +232,7 @@ struct BackupEndpoint: Sendable {
         guard try store.delete(key, proof: try WriterCredentials(request, action: .delete).proof) == .erased else {
             throw WriterCredentials.refused
         }
+        changes.publish(LongPollHub.changeTag(of: key))
         return .json(200, ["ok": true])
     }
 

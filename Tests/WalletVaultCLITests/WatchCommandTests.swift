@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `walletvault watch` on one device prints another device's push as it arrives, and Ctrl-C stops it.
+@Suite("walletvault watch", .serialized)
+struct WatchCommandTests {
+    /// Whether the dev server holds `count` long-polls now, by its `/metrics`.
+    static func waiting(_ count: Int, on bed: CLITestBed) -> Bool {
+        guard let text = try? String(contentsOf: bed.server.baseURL.appendingPathComponent("metrics"), encoding: .utf8) else {
+            return false
+        }
+        return text.split(separator: "\n").contains("walletvault_long_polls_waiting \(count)")
+    }
+
+    @Test func anotherDevicesPushIsPrintedAsItArrivesUntilInterrupted() throws {
+        let bed = try CLITestBed()
+        let paths = NewUserPathsTests()
+        _ = try paths.createVault(bed)
+        #expect(try bed.login("B", label: "Phone B").code == 0)
+        try paths.pair(bed, "B")
+
+        let process = Process()
+        process.executableURL = CLIProcess.binary("walletvault")
+        process.arguments = ["--home", bed.home("B").path, "watch"]
+        process.standardInput = FileHandle.nullDevice
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let stdout = Mutex(Data())
+        out.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            stdout.withLock { $0.append(chunk) }
+        }
+        try process.run()
+        let errors = CLIProcess.Reader(err.fileHandleForReading)
+        defer { if process.isRunning { process.terminate() } }
+        func text() -> String { String(decoding: stdout.withLock { $0 }, as: UTF8.self) }
+        func waitFor(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while !condition(), process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            return condition()
+        }
+
+        try #require(waitFor { Self.waiting(1, on: bed) }, "watch never long-polled: \(text())")
+        let pushed = try bed.run("A", ["push", try bed.file("more.json", #"{"card": "C1"}"#)])
+        #expect(pushed.code == 0, "\(pushed.all)")
+        #expect(waitFor { text().contains("Restored the server's vault") }, "watch printed no change: \(text())")
+        kill(process.processIdentifier, SIGINT)
+        let exited = Date().addingTimeInterval(20)
+        while process.isRunning, Date() < exited { Thread.sleep(forTimeInterval: 0.02) }
+        process.waitUntilExit()
+        out.fileHandleForReading.readabilityHandler = nil
+        #expect(process.terminationStatus == 130, "exit \(process.terminationStatus): \(errors.wait())")
+        let offline = try bed.run("B", ["pull", "--offline"])
+        #expect(offline.stdout.contains("C1"), "the change watch printed is not in B's copy: \(offline.all)")
+    }
+}
