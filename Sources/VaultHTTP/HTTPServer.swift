@@ -290,10 +290,8 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_resume_connection(resumable.connection)
             suspended.leave()
         }
-        guard held.add(request, id: id, socket: wv_mhd_connection_fd(connection)) else {
-            request.answerFallback()
-            return
-        }
+        // Released already (a drain began): answered at once, and the responder still learns of it through `begin`.
+        if !held.add(request, id: id, socket: wv_mhd_connection_fd(connection)) { request.answerFallback() }
         begin(request)
     }
 

@@ -37,7 +37,8 @@ import VaultTestSupport
 
     /// Waits until `count` long-polls wait on `server`.
     static func expectWaiting(_ count: Int, on server: LiveServer, _ comment: Comment) async throws {
-        #expect(try await eventually { try await metric("walletvault_long_polls_waiting", on: server) == count }, comment)
+        let waited = try await eventually { try await metric("walletvault_long_polls_waiting", on: server) == count }
+        #expect(waited, comment)
     }
 
     @Test func aWaiterTimesOutWith304AndItsETag() async throws {
