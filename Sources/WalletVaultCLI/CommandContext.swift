@@ -15,4 +15,12 @@ struct CommandContext: Sendable {
         let handler = decidingConflicts ? try ConflictPrompt.handler(keep: arguments[option: "--keep"], terminal: terminal) : nil
         return try DeviceSession(home: home, terminal: terminal, conflictHandler: handler)
     }
+
+    /// The session of a command that takes no positionals, decides conflicts and needs a usable key (`sync`, `watch`).
+    func syncingSession(command: String) throws(CLIError) -> DeviceSession {
+        _ = try arguments.requirePositionals(0, "", command: command)
+        let session = try session(decidingConflicts: true)
+        try session.requireUsableKey()
+        return session
+    }
 }

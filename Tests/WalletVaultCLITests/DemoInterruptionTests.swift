@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -12,37 +11,17 @@ import Testing
 struct DemoInterruptionTests {
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
     func aSignalStopsTheDemoCleanly(_ signalNumber: Int32) throws {
-        let process = Process()
-        process.executableURL = CLIProcess.binary("walletvault")
-        process.arguments = ["demo"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["WALLETVAULT_SERVER_BIN"] = CLIProcess.binary("walletvault-server").path
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let stdout = Mutex(Data())
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            stdout.withLock { $0.append(chunk) }
-        }
-        try process.run()
-        let errors = CLIProcess.Reader(err.fileHandleForReading)
-        func text() -> String { String(decoding: stdout.withLock { $0 }, as: UTF8.self) }
+        let demo = try RunningCLIProcess(
+            ["demo"], environment: ["WALLETVAULT_SERVER_BIN": CLIProcess.binary("walletvault-server").path])
+        let process = demo.process
+        func text() -> String { demo.text() }
         // Signal in the middle of the story: once step 2 has begun.
         let deadline = Date().addingTimeInterval(60)
         while !text().contains("── Step 2."), process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
         try #require(process.isRunning, "the demo ended before it could be interrupted: \(text())")
         kill(process.processIdentifier, signalNumber)
-        let exitDeadline = Date().addingTimeInterval(20)
-        while process.isRunning, Date() < exitDeadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        out.fileHandleForReading.readabilityHandler = nil
-        let output = text() + String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let messages = errors.wait()
+        let output = demo.finish(within: 20)
+        let messages = demo.errors.wait()
 
         #expect(process.terminationReason == .exit && process.terminationStatus == 130, "exit \(process.terminationStatus): \(messages)")
         #expect(messages.contains("demo interrupted; server stopped, files removed"))

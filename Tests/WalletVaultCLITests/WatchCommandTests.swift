@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -28,23 +27,10 @@ struct WatchCommandTests {
         #expect(try bed.login("B", label: "Phone B").code == 0)
         try paths.pair(bed, "B")
 
-        let process = Process()
-        process.executableURL = CLIProcess.binary("walletvault")
-        process.arguments = ["--home", bed.home("B").path, "watch"]
-        process.standardInput = FileHandle.nullDevice
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let stdout = Mutex(Data())
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            stdout.withLock { $0.append(chunk) }
-        }
-        try process.run()
-        let errors = CLIProcess.Reader(err.fileHandleForReading)
+        let watch = try RunningCLIProcess(["--home", bed.home("B").path, "watch"])
+        let process = watch.process
         defer { if process.isRunning { process.terminate() } }
-        func text() -> String { String(decoding: stdout.withLock { $0 }, as: UTF8.self) }
+        func text() -> String { watch.text() }
         func waitFor(_ condition: () -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(20)
             while !condition(), process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
@@ -56,11 +42,8 @@ struct WatchCommandTests {
         #expect(pushed.code == 0, "\(pushed.all)")
         #expect(waitFor { text().contains("Restored the server's vault") }, "watch printed no change: \(text())")
         kill(process.processIdentifier, SIGINT)
-        let exited = Date().addingTimeInterval(20)
-        while process.isRunning, Date() < exited { Thread.sleep(forTimeInterval: 0.02) }
-        process.waitUntilExit()
-        out.fileHandleForReading.readabilityHandler = nil
-        #expect(process.terminationStatus == 130, "exit \(process.terminationStatus): \(errors.wait())")
+        _ = watch.finish(within: 20)
+        #expect(process.terminationStatus == 130, "exit \(process.terminationStatus): \(watch.errors.wait())")
         let offline = try bed.run("B", ["pull", "--offline"])
         #expect(offline.stdout.contains("C1"), "the change watch printed is not in B's copy: \(offline.all)")
     }

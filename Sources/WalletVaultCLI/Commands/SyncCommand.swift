@@ -17,9 +17,7 @@ enum SyncCommand {
         run: run)
 
     static func run(_ context: CommandContext) async throws(CLIError) {
-        _ = try context.arguments.requirePositionals(0, "", command: "sync")
-        let session = try context.session(decidingConflicts: true)
-        try session.requireUsableKey()
+        let session = try context.syncingSession(command: "sync")
         let report = try await session.run("Syncing") { engine async throws(SyncError) in try await engine.sync() }
         context.terminal.line(DeviceSession.describe(try session.requireSaved(report)))
     }

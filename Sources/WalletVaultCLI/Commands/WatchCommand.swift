@@ -19,9 +19,7 @@ enum WatchCommand {
         run: run)
 
     static func run(_ context: CommandContext) async throws(CLIError) {
-        _ = try context.arguments.requirePositionals(0, "", command: "watch")
-        let session = try context.session(decidingConflicts: true)
-        try session.requireUsableKey()
+        let session = try context.syncingSession(command: "watch")
         let engine = session.engine
         let terminal = context.terminal
         terminal.note("Watching for changes; Ctrl-C stops.")
