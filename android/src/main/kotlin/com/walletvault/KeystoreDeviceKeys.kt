@@ -69,13 +69,16 @@ public class KeystoreDeviceKeys(
     /** This device's key, or null before the first one and when the Keystore lost it (a restore onto this device). */
     override fun current(): KeyEncryptionKey? {
         val record = readRecord() ?: return null
-        if (!platform.containsAlias(record.alias)) {
+        if (!holds(record.alias)) {
             // Restored from a backup or moved from another device: the record names a key that never lived here.
             store.delete(RECORD)
             return null
         }
         return DeviceKey(record)
     }
+
+    /** Whether the Keystore holds [alias]; when it cannot say, yes: a record is never dropped on doubt. */
+    private fun holds(alias: String): Boolean = try { platform.containsAlias(alias) } catch (e: KeystoreFailure) { true }
 
     /** Where [current]'s key lives, as recorded when it was generated. */
     override fun storageLevel(): KeyStorageLevel? = readRecord()?.storage
@@ -141,7 +144,7 @@ public class KeystoreDeviceKeys(
 
         override suspend fun unwrap(entry: WrappedKey): ByteArray {
             if (entry.scheme !is Scheme.EcdhEsA256kw) throw VaultException.UnwrapFailed("entry is ${entry.scheme.alg ?: "seed-form"}, this key unwraps ECDH-ES+A256KW")
-            if (!platform.containsAlias(record.alias)) throw KeystoreFailure.KeyMissing(record.alias).vaultException()
+            if (!holds(record.alias)) throw KeystoreFailure.KeyMissing(record.alias).vaultException()
             return when (record.kind) {
                 KeystoreKeySpec.Kind.EC_P256_AGREEMENT -> {
                     promptedBare(authenticator, null)

@@ -15,7 +15,7 @@ import javax.crypto.spec.SecretKeySpec
  * [strongBoxRefuses] makes a StrongBox generation throw `StrongBoxUnavailableException`.
  */
 class FakeKeystore(override val sdkInt: Int = 33, private val strongBox: Boolean = false) : KeystorePlatform {
-    enum class Operation { GENERATE, INIT_CIPHER, AGREE }
+    enum class Operation { CONTAINS, GENERATE, INIT_CIPHER, AGREE }
 
     private val aesKeys = HashMap<String, SecretKey>()
     private val ecKeys = HashMap<String, KeyPair>()
@@ -26,7 +26,7 @@ class FakeKeystore(override val sdkInt: Int = 33, private val strongBox: Boolean
     var strongBoxRefuses = false
 
     override fun hasStrongBox(): Boolean = strongBox
-    override fun containsAlias(alias: String): Boolean = alias in aesKeys || alias in ecKeys
+    override fun containsAlias(alias: String): Boolean { call(Operation.CONTAINS); return alias in aesKeys || alias in ecKeys }
     override fun deleteAlias(alias: String) { aesKeys.remove(alias); ecKeys.remove(alias) }
 
     /** Queues [failure] for the next call of [operation]. */

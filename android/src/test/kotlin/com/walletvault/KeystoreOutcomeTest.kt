@@ -201,4 +201,14 @@ class KeystoreOutcomeTest {
         assertNull(p.keys.current(), "restored files name a key that never lived on this device")
         assertNull(p.store.read(KeystoreDeviceKeys.RECORD))
     }
+
+    @Test
+    fun aKeystoreThatCannotSayWhetherItHoldsTheKeyKeepsTheRecord() {
+        val p = phone(33)
+        val kek = runSuspending { p.keys.create() }
+        val (dek, wrapped) = entry(kek)
+        p.keystore.failNext(FakeKeystore.Operation.CONTAINS, KeystoreFailure.KeyStoreError(true, 4))
+        assertEquals(kek.kekId, p.keys.current()?.kekId, "a failed lookup is no evidence that the key is gone")
+        TestSupport.assertBytes(dek, runSuspending { p.keys.current()!!.unwrap(wrapped) })
+    }
 }
