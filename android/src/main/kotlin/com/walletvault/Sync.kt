@@ -300,10 +300,10 @@ class VaultSyncEngine(
         // Issue 27 point 8: a device pairing again after its key was invalidated gets a new key, and its dead entry goes;
         // a member whose key still works keeps it.
         val ownEntry = device?.let { d -> vault.state.entries.firstOrNull { it.kekId == d.kekId } }
-        val dead = device != null && ownEntry != null && hasPairingEntry && isInvalidated(device, ownEntry)
-        val key = if (device == null || dead) deviceKeys.create() else device
+        val deadEntry = if (device != null && ownEntry != null && hasPairingEntry && isInvalidated(device, ownEntry)) ownEntry else null
+        val key = if (device == null || deadEntry != null) deviceKeys.create() else device
         var state = vault.state
-        if (dead && ownEntry != null) state = envelopeCall { sealer.revoke(ownEntry.kekId, state, rotatingSecret = false) }
+        if (deadEntry != null) state = envelopeCall { sealer.revoke(deadEntry.kekId, state, rotatingSecret = false) }
         if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
         if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state, rotatingSecret = false) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
@@ -401,8 +401,8 @@ class VaultSyncEngine(
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
         val pairing = pairingKey()
         // Issue 27 point 8: once approved, the pairing key alone reads the vault; this device's old key may be dead.
-        val approved = pairing != null && runCatching { VaultEnvelope.parse(remote.blob).entries.any { it.kekId == pairing.kekId } }.getOrDefault(false)
-        val keys = if (approved) listOf(pairing!!) else listOfNotNull(pairing, deviceKeys.current())
+        val approved = pairing?.takeIf { p -> runCatching { VaultEnvelope.parse(remote.blob).entries.any { it.kekId == p.kekId } }.getOrDefault(false) }
+        val keys = if (approved != null) listOf(approved) else listOfNotNull(pairing, deviceKeys.current())
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; make a pairing request first")
         val opened = reestablishing { via ->
             val unconfirmed = envelopeCall { via.openUnconfirmed(remote.blob, VAULT_ID, keys) }
