@@ -4,7 +4,7 @@ package com.walletvault
  * Unpadded base64url (RFC 4648 §5), canonical spellings only (FORMAT.md §1.1): no `=`, `+`, `/`, whitespace or
  * other characters, no length ≡ 1 (mod 4), and the unused low bits of the last character must be zero.
  */
-object Base64Url {
+internal object Base64Url {
     private const val ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     private val VALUES = IntArray(128) { -1 }.also { table -> for (i in ALPHABET.indices) table[ALPHABET[i] - '\u0000'] = i }
 

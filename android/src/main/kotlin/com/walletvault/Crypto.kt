@@ -34,7 +34,7 @@ import javax.crypto.spec.PSource
 import javax.crypto.spec.SecretKeySpec
 
 /** The primitives FORMAT.md §1 names, over javax.crypto / java.security (and BouncyCastle's RFC 3394 engine). */
-object Crypto {
+internal object Crypto {
     val random = SecureRandom()
 
     fun randomBytes(count: Int): ByteArray = ByteArray(count).also { random.nextBytes(it) }

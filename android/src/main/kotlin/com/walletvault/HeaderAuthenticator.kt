@@ -3,7 +3,7 @@ package com.walletvault
 import java.io.ByteArrayOutputStream
 
 /** `enc(value)` of FORMAT.md §5.1: defined on parsed values, so re-serialising a blob changes nothing authenticated. */
-object CanonicalEncoding {
+internal object CanonicalEncoding {
     fun encode(value: JsonValue): ByteArray = ByteArrayOutputStream().also { encode(value, it) }.toByteArray()
 
     fun encode(value: JsonValue, out: ByteArrayOutputStream) {
@@ -54,7 +54,7 @@ object CanonicalEncoding {
 }
 
 /** Header MACs and additional data of the extended form (FORMAT.md §5.2, §5.3). */
-class HeaderAuthenticator(dek: ByteArray) {
+internal class HeaderAuthenticator(dek: ByteArray) {
     private val macKey = Crypto.hkdf(dek, ByteArray(0), Crypto.utf8("WalletVault-v1 header MAC key"), 32)
 
     fun macs(header: JsonValue.Obj): ByteArray {

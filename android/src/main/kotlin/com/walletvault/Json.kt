@@ -52,7 +52,7 @@ class JsonParseError(message: String) : Exception(message)
  * unpaired surrogate escapes refused, at most [maxDepth] nested arrays and objects, and nothing but whitespace
  * after the value.
  */
-object Json {
+internal object Json {
     const val DEFAULT_MAX_DEPTH = 64
 
     @Suppress("DEPRECATION")

@@ -1,7 +1,6 @@
 package com.walletvault
 
 import java.security.GeneralSecurityException
-import java.security.InvalidKeyException
 import java.security.KeyFactory
 import java.security.PrivateKey
 import java.security.interfaces.ECPublicKey
@@ -10,8 +9,6 @@ import java.security.spec.PKCS8EncodedKeySpec
 import java.security.spec.RSAPublicKeySpec
 import javax.crypto.AEADBadTagException
 import javax.crypto.Cipher
-import javax.crypto.SecretKey
-import javax.crypto.spec.GCMParameterSpec
 
 /** Something that can wrap a DEK into an entry: a key-encryption key, or only the public half of one. */
 interface KeyWrapping {
@@ -158,83 +155,108 @@ class AesGcmKek(private val key: ByteArray, kekId: String? = null) : KeyEncrypti
 }
 
 /**
- * The seed's Android key-encryption key: an AndroidKeyStore AES-256-GCM key, used through a cipher the app
- * authenticates (BiometricPrompt with a `CryptoObject`) and hands back.
+ * The seed's §3 key-encryption key: an AndroidKeyStore AES-256-GCM key under [alias], used through a cipher the
+ * prompt authenticates (`BiometricPrompt.CryptoObject`); its entries are `A256GCMKW` (or the seed's layout). Only its
+ * holder can wrap to it, so another member's DEK rotation drops it: new Android devices get a P-256 entry instead
+ * ([KeystoreDeviceKeys]); this key still opens the vaults of devices enrolled with it.
  *
  * The library never sees key bytes. On encryption the IV is the one the Keystore chose (`cipher.iv` after `init`;
- * a caller-provided IV is not permitted there); on decryption it is passed as `GCMParameterSpec`. `kekId` is
- * chosen by the app and must be unique per device (not the constant alias): see [KeystoreKek.newKekId].
+ * a caller-provided IV is not permitted there); on decryption it is passed as `GCMParameterSpec`. [kekId] must be
+ * unique per device (not the constant alias): see [KeystoreKek.newKekId].
  *
- * A permanently invalidated key (`KeyPermanentlyInvalidatedException`, a subclass of
- * `java.security.InvalidKeyException`) is reported as [VaultException.Invalidated]; Android's
- * `UserNotAuthenticatedException` (also an `InvalidKeyException`) is not invalidation and becomes `keyStorage`.
+ * Failures are read by [KeystoreFailure.vaultException]: only a permanently invalidated key is
+ * [VaultException.Invalidated]; a transient Keystore failure before the prompt is retried
+ * ([KEYSTORE_ATTEMPTS] calls in all), then reported as [VaultException.KeyNotNow], never as a dead key.
  */
-class KeystoreKek(
-    private val secretKey: SecretKey,
+public class KeystoreKek(
+    private val platform: KeystorePlatform,
+    private val alias: String,
     override val kekId: String,
-    private val authenticator: suspend (Cipher) -> Cipher,
-    /** Write entries in the seed's layout (no `alg`, `dek_cipher = wrapIv ‖ doFinal(dek)`) when sealing seed-form blobs. */
-    private val transformation: String = "AES/GCM/NoPadding"
+    private val authenticator: UserAuthenticator
 ) : KeyEncryptionKey {
     override val alg: String get() = "A256GCMKW"
     /** Every use of a biometric-gated Keystore key needs its holder. */
     override val canWrapWithoutHolder: Boolean get() = false
 
-    private suspend fun run(mode: Int, iv: ByteArray?, input: ByteArray): Pair<ByteArray, ByteArray> {
-        val cipher = try {
-            Cipher.getInstance(transformation).also {
-                if (iv == null) it.init(mode, secretKey) else it.init(mode, secretKey, GCMParameterSpec(128, iv))
-            }
-        } catch (e: InvalidKeyException) {
-            throw classify(e)
-        } catch (e: GeneralSecurityException) {
-            throw VaultException.CryptoFailure("Keystore cipher: ${e.javaClass.simpleName}", e)
-        }
-        val authenticated = try {
-            authenticator(cipher)
-        } catch (e: InvalidKeyException) {
-            throw classify(e)
-        }
-        return try {
-            val output = authenticated.doFinal(input)
-            Pair(authenticated.iv ?: throw VaultException.CryptoFailure("the Keystore chose no IV"), output)
-        } catch (e: AEADBadTagException) {
-            throw VaultException.UnwrapFailed("the Keystore key does not unwrap this entry")
-        } catch (e: InvalidKeyException) {
-            throw classify(e)
-        } catch (e: GeneralSecurityException) {
-            throw VaultException.CryptoFailure("Keystore cipher: ${e.javaClass.simpleName}", e)
-        } catch (e: IllegalStateException) {
-            throw VaultException.KeyStorage("the authenticated cipher could not be used: ${e.javaClass.simpleName}", e)
-        }
+    private suspend fun run(encrypt: Boolean, iv: ByteArray?, input: ByteArray): Pair<ByteArray, ByteArray> {
+        val cipher = keystoreCall { platform.initCipher(alias, encrypt, iv) }
+        val authenticated = prompted(authenticator, cipher)
+        val output = finishing(platform) { authenticated.doFinal(input) }
+        return Pair(authenticated.iv ?: throw VaultException.CryptoFailure("the Keystore chose no IV"), output)
     }
 
     override suspend fun wrap(dek: ByteArray): WrappedKey {
-        val (iv, sealed) = run(Cipher.ENCRYPT_MODE, null, dek)
+        val (iv, sealed) = run(true, null, dek)
         if (iv.size != 12 || sealed.size != 48) throw VaultException.CryptoFailure("the Keystore cipher is not AES-GCM with a 12-byte IV and 16-byte tag")
         return WrappedKey(kekId, sealed.copyOfRange(0, 32), Scheme.A256gcmkw(iv, sealed.copyOfRange(32, 48)))
     }
 
     /** The seed's Android layout, `dek_cipher = wrapIv ‖ wrapCipher.doFinal(dek)`, for seed-form blobs. */
-    suspend fun wrapSeedLayout(dek: ByteArray): WrappedKey {
-        val (iv, sealed) = run(Cipher.ENCRYPT_MODE, null, dek)
+    public suspend fun wrapSeedLayout(dek: ByteArray): WrappedKey {
+        val (iv, sealed) = run(true, null, dek)
         return WrappedKey(kekId, iv + sealed, Scheme.Seed)
     }
 
     override suspend fun unwrap(entry: WrappedKey): ByteArray {
         val (iv, sealed) = gcmWrapParts(entry)
-        return Crypto.checkedDek(run(Cipher.DECRYPT_MODE, iv, sealed).second, "A256GCMKW")
+        return Crypto.checkedDek(run(false, iv, sealed).second, "A256GCMKW")
     }
 
-    companion object {
+    public companion object {
+        /** How many times a Keystore call that failed transiently (API 33+ `isTransientFailure()`) is made in all. */
+        public const val KEYSTORE_ATTEMPTS: Int = 3
+
         /** A fresh `kek_id` for a new Keystore key: unique per device and key, nothing secret. */
-        fun newKekId(): String = "android-" + Base64Url.encode(Crypto.randomBytes(16))
-
-        internal fun classify(e: InvalidKeyException): VaultException =
-            if (e.javaClass.name == "android.security.keystore.UserNotAuthenticatedException")
-                VaultException.KeyStorage("the user has not authenticated for the Keystore key", e)
-            else VaultException.Invalidated("the platform invalidated the key (${e.javaClass.simpleName})", e)
+        public fun newKekId(): String = "android-" + Base64Url.encode(Crypto.randomBytes(16))
     }
+}
+
+/**
+ * Runs a Keystore call made before or without a prompt, again while it fails transiently (at most
+ * [KeystoreKek.KEYSTORE_ATTEMPTS] calls); throws the [VaultException] its last failure means.
+ */
+internal inline fun <T> keystoreCall(body: () -> T): T {
+    var attempt = 1
+    while (true) {
+        try {
+            return body()
+        } catch (failure: KeystoreFailure) {
+            if (!failure.isRetryable || attempt >= KeystoreKek.KEYSTORE_ATTEMPTS) throw failure.vaultException()
+            attempt++
+        }
+    }
+}
+
+/** The prompt over [cipher] (`CryptoObject`): the authenticated cipher; a refusal becomes the [VaultException] it means. */
+internal suspend fun prompted(authenticator: UserAuthenticator, cipher: Cipher): Cipher =
+    promptedBare(authenticator, cipher) ?: throw VaultException.KeyStorage("the prompt returned no authenticated cipher")
+
+/** The prompt without a crypto object when [cipher] is null (a time-bound key); a refusal becomes its [VaultException]. */
+internal suspend fun promptedBare(authenticator: UserAuthenticator, cipher: Cipher?): Cipher? = try {
+    authenticator.authenticate(cipher)
+} catch (failure: KeystoreFailure) {
+    throw failure.vaultException()
+}
+
+/**
+ * `doFinal` of an authenticated Keystore cipher: a wrong tag is [VaultException.UnwrapFailed]; anything else the
+ * platform reads ([KeystorePlatform.failureOf]) and is reported, not retried (a retry would need another prompt).
+ */
+internal inline fun finishing(platform: KeystorePlatform, body: () -> ByteArray): ByteArray = try {
+    body()
+} catch (e: AEADBadTagException) {
+    throw VaultException.UnwrapFailed("the Keystore key does not unwrap this entry")
+} catch (e: GeneralSecurityException) {
+    throw platform.failureOf(e).vaultException()
+} catch (e: IllegalStateException) {
+    throw platform.failureOf(e).vaultException()
+}
+
+/** `ECDH-ES+A256KW` unwrapping (§7.2) with the private half behind [agree]: a software key, or a Keystore key. */
+internal suspend fun ecdhEsUnwrap(entry: WrappedKey, agree: suspend (ECPublicKey) -> ByteArray): ByteArray {
+    val s = entry.scheme as? Scheme.EcdhEsA256kw ?: throw mismatch(entry, "ECDH-ES+A256KW")
+    val epk = Crypto.p256PublicKey(s.ephemeral.x, s.ephemeral.y, "epk")
+    return Crypto.aesKeyUnwrap(PublicKeyRecipient.concatKdf(agree(epk)), entry.dekCipher, "ECDH-ES+A256KW")
 }
 
 /** A public key another device can wrap to: `ECDH-ES+A256KW` (P-256) or `RSA-OAEP-256`. */
@@ -282,13 +304,10 @@ class DeviceKek(private val privateKey: PrivateKey, val publicKey: PublicJwk.P25
 
     override suspend fun wrap(dek: ByteArray): WrappedKey = recipient.wrap(dek)
 
-    override suspend fun unwrap(entry: WrappedKey): ByteArray {
-        val s = entry.scheme as? Scheme.EcdhEsA256kw ?: throw mismatch(entry, "ECDH-ES+A256KW")
-        val epk = Crypto.p256PublicKey(s.ephemeral.x, s.ephemeral.y, "epk")
-        val z = try { Crypto.ecdh(privateKey, epk) } catch (e: GeneralSecurityException) {
+    override suspend fun unwrap(entry: WrappedKey): ByteArray = ecdhEsUnwrap(entry) { epk ->
+        try { Crypto.ecdh(privateKey, epk) } catch (e: GeneralSecurityException) {
             throw VaultException.CryptoFailure("ECDH-ES key agreement failed", e)
         }
-        return Crypto.aesKeyUnwrap(PublicKeyRecipient.concatKdf(z), entry.dekCipher, "ECDH-ES+A256KW")
     }
 
     /** The private scalar, 32 bytes, for storing it encrypted at rest. */

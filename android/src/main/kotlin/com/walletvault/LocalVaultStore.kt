@@ -31,8 +31,47 @@ import javax.crypto.spec.GCMParameterSpec
  * caller-provided IVs), stored in front of the ciphertext.
  */
 class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
+    /**
+     * Whether [directory] held state sealed under an at-rest key this device does not have (Auto Backup or a device
+     * transfer copied the files, the Keystore key stayed behind) and was cleared: this profile starts as a new device
+     * (pair it or recover), instead of failing every call with `LOCAL_STORAGE` forever (issue 27 point 4). Show it as
+     * "this vault was set up on another phone". Only a failed authentication of the [PROFILE] file (or, for
+     * profiles from before it, of the first sealed file) clears; any other failure to read is reported as before.
+     */
+    val clearedStateSealedElsewhere: Boolean
+
     init {
         if (!directory.isDirectory && !directory.mkdirs()) throw SyncException(SyncException.Code.LOCAL_STORAGE, "cannot create ${directory.path}")
+        clearedStateSealedElsewhere = clearIfSealedElsewhere()
+    }
+
+    /**
+     * Probes one sealed file with the at-rest key: a wrong tag means another key sealed it, so every sealed file is
+     * deleted (their key is not on this device: nothing in them can ever be read). Then pins this key with [PROFILE].
+     */
+    private fun clearIfSealedElsewhere(): Boolean {
+        val profile = File(directory, "$PROFILE.sealed")
+        val probe = if (profile.exists()) profile else directory.listFiles()?.filter { it.name.endsWith(".sealed") }?.sortedBy { it.name }?.firstOrNull()
+        var cleared = false
+        if (probe != null && !openedHere(probe.name.removeSuffix(".sealed"), probe)) {
+            directory.listFiles()?.filter { it.name.endsWith(".sealed") }?.forEach { it.delete() }
+            cleared = true
+        }
+        if (!profile.exists()) write(PROFILE, Crypto.randomBytes(16))
+        return cleared
+    }
+
+    /** False only when the file's tag does not verify under this key (AES-GCM's answer to "sealed under another key"). */
+    private fun openedHere(name: String, file: File): Boolean {
+        val sealed = try { file.readBytes() } catch (e: IOException) { return true }
+        return try {
+            decrypt(name, sealed)
+            true
+        } catch (e: javax.crypto.AEADBadTagException) {
+            false
+        } catch (e: Exception) {
+            true
+        }
     }
 
     class Record(val syncedVersion: String?, val hasLocalEdits: Boolean, val nextAttemptAt: Long?)
@@ -46,13 +85,17 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         return byteArrayOf(iv.size.toByte()) + iv + sealed
     }
 
+    private fun decrypt(name: String, sealed: ByteArray): ByteArray {
+        val ivLength = sealed[0].toInt()
+        val cipher = Cipher.getInstance("AES/GCM/NoPadding")
+        cipher.init(Cipher.DECRYPT_MODE, atRestKey, GCMParameterSpec(128, sealed, 1, ivLength))
+        cipher.updateAAD(Crypto.utf8(name))
+        return cipher.doFinal(sealed, 1 + ivLength, sealed.size - 1 - ivLength)
+    }
+
     private fun open(name: String, sealed: ByteArray): ByteArray {
         try {
-            val ivLength = sealed[0].toInt()
-            val cipher = Cipher.getInstance("AES/GCM/NoPadding")
-            cipher.init(Cipher.DECRYPT_MODE, atRestKey, GCMParameterSpec(128, sealed, 1, ivLength))
-            cipher.updateAAD(Crypto.utf8(name))
-            return cipher.doFinal(sealed, 1 + ivLength, sealed.size - 1 - ivLength)
+            return decrypt(name, sealed)
         } catch (e: Exception) {
             throw SyncException(SyncException.Code.LOCAL_STORAGE, "$name cannot be read back")
         }
@@ -269,6 +312,8 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     }
 
     companion object {
+        /** A random value sealed under the at-rest key when the profile starts: the probe of [clearedStateSealedElsewhere]. */
+        const val PROFILE = "profile"
         /** The sealed anti-rollback state: `{"generation": g, "counters": {…}, "anchors": {…}, "seen": {vault: {counter: digest}}}`. */
         const val STATE = "state"
         /** Pins the last generation of [STATE] written: `{"generation": g}`. */

@@ -17,7 +17,10 @@ class SyncException(val code: Code, reason: String, val backupError: BackupError
      * are the Swift `SyncError.Code`'s.
      */
     enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT,
-        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH, FORK_DETECTED }
+        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH, FORK_DETECTED,
+        // Issue 27: the holder cancelled the prompt (nothing changed, ask again later); the key is intact but cannot be
+        // used now (biometrics locked out, no sensor, a transient Keystore failure): try again later, never recover.
+        AUTHENTICATION_CANCELED, NOT_NOW }
 }
 
 sealed class SyncReport(val version: String?) {
@@ -41,7 +44,9 @@ enum class ConflictResolution { KEEP_LOCAL, KEEP_CLOUD, MERGE }
 
 class ConflictContext(val conflictingItems: List<String>, val localUpdated: Long, val cloudUpdated: Long)
 
-class DeviceEntry(val kekId: String, val label: String, val alg: String, val created: String?, val isThisDevice: Boolean, val isRecoveryPath: Boolean)
+class DeviceEntry(val kekId: String, val label: String, val alg: String, val created: String?, val isThisDevice: Boolean, val isRecoveryPath: Boolean,
+                  /** Where this device's own key lives (StrongBox, the plain Keystore, software), as recorded when it was made; null for other entries. */
+                  val keyStorage: KeyStorageLevel? = null)
 
 class KeyHealth(val usableHere: List<String>, val deviceKeys: Int, val recoveryPaths: Int, val warning: String?)
 
@@ -52,8 +57,10 @@ class KeyHealth(val usableHere: List<String>, val deviceKeys: Int, val recoveryP
  */
 interface DeviceKeyStore {
     fun current(): KeyEncryptionKey?
-    /** A new key replacing any previous one (first use, or after the platform invalidated the old one). */
-    fun create(): KeyEncryptionKey
+    /** A new key replacing any previous one (first use, or after the platform invalidated the old one); may show a prompt. */
+    suspend fun create(): KeyEncryptionKey
+    /** Where [current]'s key lives, as recorded when it was made; null when unknown. */
+    fun storageLevel(): KeyStorageLevel? = null
 }
 
 /** A pairing request (Swift `PairingRequest`): `wvpair1.<P-256 public key>.<label>`, and its comparison value. */
@@ -290,14 +297,27 @@ class VaultSyncEngine(
             if (pairing != null) store.delete("pairing-key") // enrolled already: the pairing key has no use left
             return null
         }
-        val key = device ?: deviceKeys.create()
+        // Issue 27 point 8: a device pairing again after its key was invalidated gets a new key, and its dead entry goes;
+        // a member whose key still works keeps it.
+        val ownEntry = device?.let { d -> vault.state.entries.firstOrNull { it.kekId == d.kekId } }
+        val deadEntry = if (device != null && ownEntry != null && hasPairingEntry && isInvalidated(device, ownEntry)) ownEntry else null
+        val key = if (device == null || deadEntry != null) deviceKeys.create() else device
         var state = vault.state
+        if (deadEntry != null) state = envelopeCall { sealer.revoke(deadEntry.kekId, state, rotatingSecret = false) }
         if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
         if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state, rotatingSecret = false) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
         val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(version), start)
         store.delete("pairing-key")
         return SyncReport.Restored(saved)
+    }
+
+    /** Whether [key] can no longer unwrap its own [entry] because the platform invalidated it (costs a prompt). */
+    private suspend fun isInvalidated(key: KeyEncryptionKey, entry: WrappedKey): Boolean = try {
+        key.unwrap(entry).fill(0)
+        false
+    } catch (e: VaultException.Invalidated) {
+        true
     }
 
     private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot): SyncReport {
@@ -380,7 +400,9 @@ class VaultSyncEngine(
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
         val pairing = pairingKey()
-        val keys = listOfNotNull(pairing, deviceKeys.current())
+        // Issue 27 point 8: once approved, the pairing key alone reads the vault; this device's old key may be dead.
+        val approved = pairing?.takeIf { p -> runCatching { VaultEnvelope.parse(remote.blob).entries.any { it.kekId == p.kekId } }.getOrDefault(false) }
+        val keys = if (approved != null) listOf(approved) else listOfNotNull(pairing, deviceKeys.current())
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; make a pairing request first")
         val opened = reestablishing { via ->
             val unconfirmed = envelopeCall { via.openUnconfirmed(remote.blob, VAULT_ID, keys) }
@@ -528,7 +550,8 @@ class VaultSyncEngine(
         val own = deviceKeys.current()?.kekId
         return envelope.entries.map { entry ->
             val recovery = entry.scheme is Scheme.A256kwRecoveryCode || entry.scheme is Scheme.A256kwPassphrase
-            DeviceEntry(entry.kekId, entry.label ?: "", entry.scheme.alg ?: "seed", entry.created, entry.kekId == own, recovery)
+            DeviceEntry(entry.kekId, entry.label ?: "", entry.scheme.alg ?: "seed", entry.created, entry.kekId == own, recovery,
+                if (entry.kekId == own) deviceKeys.storageLevel() else null)
         }
     }
 
@@ -623,6 +646,8 @@ class VaultSyncEngine(
                 is VaultException.WeakParameters, is VaultException.WorkLimitExceeded -> SyncException.Code.TAMPERED
                 is VaultException.NoMatchingKey, is VaultException.UnwrapFailed -> SyncException.Code.NO_ACCESS
                 is VaultException.Invalidated -> SyncException.Code.KEY_INVALIDATED
+                is VaultException.UserCanceled -> SyncException.Code.AUTHENTICATION_CANCELED
+                is VaultException.KeyNotNow -> SyncException.Code.NOT_NOW
                 is VaultException.BlobTooLarge -> SyncException.Code.TOO_LARGE
                 else -> SyncException.Code.LOCAL_STORAGE
             }

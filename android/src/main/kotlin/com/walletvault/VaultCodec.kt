@@ -53,7 +53,7 @@ class VaultState internal constructor(
     internal val rotateSecret: Boolean = false
 ) {
     /** A copy of the DEK (secret): for writing test vectors and for tools; apps never need it. */
-    fun exportDek(): ByteArray = dek.copyOf()
+    internal fun exportDek(): ByteArray = dek.copyOf()
     val counter: Long get() = envelope.counter ?: 0
     val dekSeals: Long get() = envelope.dekSeals ?: 0
     /** The anchor `(vault_id, e, F(e))` of this version, or null before the vault has one (§11.2). */

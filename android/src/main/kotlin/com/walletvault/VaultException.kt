@@ -77,4 +77,16 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
     class NoRecipients(message: String) : VaultException("noRecipients", message)
     /** A primitive failed for another reason. */
     class CryptoFailure(message: String, cause: Throwable? = null) : VaultException("cryptoFailure", message, cause)
+
+    // Issue 27 (Android platform layer): the two outcomes of a platform key in use that are neither a dead key nor a
+    // storage failure. Kept together here so that this block merges on its own.
+
+    /** The holder declined the prompt to unlock this device's key (Swift `userCanceled`): nothing changed, ask again later. */
+    public class UserCanceled(message: String, cause: Throwable? = null) : VaultException("userCanceled", message, cause)
+
+    /**
+     * This device's key is intact but cannot be used now (biometrics locked out, no sensor available, a transient Keystore
+     * failure); the code is `keyStorage`, as the Swift envelope layer reports it, and the sync engine says `NOT_NOW`.
+     */
+    public class KeyNotNow(message: String, cause: Throwable? = null) : VaultException("keyStorage", message, cause)
 }

@@ -203,7 +203,7 @@ class AnchorTest {
         TestSupport.expectThrows<VaultException.Downgrade> { open(reader, preAnchor, phone) }
         assertUnchanged(before, reader)
         // A key that would prompt is never asked: the check comes before any key is used.
-        val untouchable = KeystoreKek(SecretKeySpec(Crypto.randomBytes(32), "AES"), phone.kekId, { _: javax.crypto.Cipher -> throw AssertionError("prompted") })
+        val untouchable = FakeKeystore.kek(SecretKeySpec(Crypto.randomBytes(32), "AES"), phone.kekId, { _: javax.crypto.Cipher -> throw AssertionError("prompted") })
         TestSupport.expectThrows<VaultException.Downgrade> { runSuspending { VaultOpener(reader).open(preAnchor, "v", listOf(untouchable)) } }
         // A reader with no anchor still opens both (compatibility, §11.7), through its symmetric entry with the counter.
         val fresh = InMemoryCounterStore()

@@ -99,15 +99,20 @@ class FakeClock(var now: Long = 1_790_000_000_000) : WalletClock {
     }
 }
 
-/** Device keys for tests: software AES keys that can be invalidated as the Keystore does. */
+/**
+ * Device keys for tests: the seed's §3 AES key ([KeystoreKek], `A256GCMKW`) in a [FakeKeystore], invalidated as the
+ * Keystore does (`key.invalidate()`: the next `Cipher.init` fails as `KeyPermanentlyInvalidatedException`).
+ */
 class TestDeviceKeys : DeviceKeyStore {
     var key: InvalidatableKey? = null
     var kek: KeystoreKek? = null
-    var prompts = 0
+    val prompt = FakePrompt()
+    val prompts: Int get() = prompt.prompts
     override fun current(): KeyEncryptionKey? = kek
-    override fun create(): KeyEncryptionKey {
+    override suspend fun create(): KeyEncryptionKey {
         val fresh = InvalidatableKey(Crypto.randomBytes(32))
         key = fresh
-        return KeystoreKek(fresh, KeystoreKek.newKekId(), { c: javax.crypto.Cipher -> prompts++; c }).also { kek = it }
+        val keystore = FakeKeystore()
+        return KeystoreKek(keystore, keystore.importAes(fresh), KeystoreKek.newKekId(), prompt).also { kek = it }
     }
 }

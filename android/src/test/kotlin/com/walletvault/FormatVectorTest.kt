@@ -29,7 +29,7 @@ class FormatVectorTest {
                 "passphrase" -> PassphraseKek.unlock(key["passphrase"]!!.string!!, envelope)
                 "aes-gcm" -> if (keystore) {
                     // The Keystore path: a javax.crypto.SecretKey and an authenticator that hands the cipher back.
-                    KeystoreKek(SecretKeySpec(bytes(key, "k"), "AES"), description["kek_id"]!!.string!!, { cipher: Cipher -> cipher })
+                    FakeKeystore.kek(SecretKeySpec(bytes(key, "k"), "AES"), description["kek_id"]!!.string!!, { cipher: Cipher -> cipher })
                 } else AesGcmKek(bytes(key, "k"), description["kek_id"]?.string)
                 "rsa" -> RsaKek.fromPkcs8Pem(key["pkcs8_pem"]!!.string!!)
                 "p256" -> DeviceKek.fromRaw(bytes(key, "d"), bytes(key, "x"), bytes(key, "y"))

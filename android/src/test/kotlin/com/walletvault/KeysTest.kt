@@ -34,7 +34,7 @@ class KeysTest {
     fun everyKeyKindRoundTripsThroughSealAndOpen() {
         val keys = listOf(StoredKeyKek.generate(), RecoveryCodeKek(RecoveryCode.generate()), AesGcmKek(Crypto.randomBytes(32)),
             RsaKek.generate(), DeviceKek.generate(), SelfEcdhKek.generate(),
-            KeystoreKek(javax.crypto.spec.SecretKeySpec(Crypto.randomBytes(32), "AES"), KeystoreKek.newKekId(), { c: javax.crypto.Cipher -> c }),
+            FakeKeystore.kek(javax.crypto.spec.SecretKeySpec(Crypto.randomBytes(32), "AES"), KeystoreKek.newKekId(), { c: javax.crypto.Cipher -> c }),
             PassphraseKek.create("a passphrase", Argon2Costs.FLOOR))
         val counters = InMemoryCounterStore()
         val sealer = VaultSealer(counters)

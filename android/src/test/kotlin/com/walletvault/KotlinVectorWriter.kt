@@ -70,7 +70,7 @@ class KotlinVectorWriter {
 
         // The Keystore path with a software SecretKey: IV chosen by the cipher, read back after init; app-named kek_id.
         val gcm = Crypto.randomBytes(32)
-        sealed("kotlin-anchored-a256gcmkw-keystore", KeystoreKek(SecretKeySpec(gcm, "AES"), KeystoreKek.newKekId(), { c: Cipher -> c }), "aes-gcm",
+        sealed("kotlin-anchored-a256gcmkw-keystore", FakeKeystore.kek(SecretKeySpec(gcm, "AES"), KeystoreKek.newKekId(), { c: Cipher -> c }), "aes-gcm",
             Json.obj("kty" to Json.str("oct"), "k" to b64(gcm)))
 
         val rsa = RsaKek.generate()

@@ -315,7 +315,7 @@ class PairingHardeningTest {
         val cases = listOf<Pair<KeyEncryptionKey, Boolean>>(
             Pair(StoredKeyKek.generate(), true),
             Pair(AesGcmKek(aes), true),
-            Pair(KeystoreKek(SecretKeySpec(Crypto.randomBytes(32), "AES"), KeystoreKek.newKekId(), { c: javax.crypto.Cipher -> c }), true),
+            Pair(FakeKeystore.kek(SecretKeySpec(Crypto.randomBytes(32), "AES"), KeystoreKek.newKekId(), { c: javax.crypto.Cipher -> c }), true),
             Pair(SelfEcdhKek.generate(), true),
             Pair(RsaKek.generate(), false))
         for ((key, expected) in cases) {

@@ -18,7 +18,7 @@ class RecoveryRotationTest {
     class P256DeviceKeys : DeviceKeyStore {
         var kek: DeviceKek? = null
         override fun current(): KeyEncryptionKey? = kek
-        override fun create(): KeyEncryptionKey = DeviceKek.generate().also { kek = it }
+        override suspend fun create(): KeyEncryptionKey = DeviceKek.generate().also { kek = it }
     }
 
     inner class Device(val label: String, val keys: DeviceKeyStore = TestDeviceKeys()) {

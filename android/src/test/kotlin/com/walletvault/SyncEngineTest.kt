@@ -386,9 +386,13 @@ class SyncEngineTest {
             val text = String(file.readBytes(), Charsets.ISO_8859_1)
             assertFalse(text.contains("very secret") || text.contains("secret-item") || text.contains("wrappedDeks"), file.name)
         }
-        // Under another key nothing opens.
-        val wrong = LocalVaultStore(a.directory, SecretKeySpec(Crypto.randomBytes(32), "AES"))
-        try { wrong.workingCopy(); fail<Unit>("opened") } catch (e: SyncException) { assertEquals(SyncException.Code.LOCAL_STORAGE, e.code) }
         assertNotNull(LocalVaultStore(a.directory, a.atRest).workingCopy())
+        // Under another key nothing opens: the copy is cleared as state sealed elsewhere (issue 27 point 4).
+        val copy = Files.createTempDirectory("wv-copy").toFile()
+        a.directory.copyRecursively(copy, overwrite = true)
+        val wrong = LocalVaultStore(copy, SecretKeySpec(Crypto.randomBytes(32), "AES"))
+        assertTrue(wrong.clearedStateSealedElsewhere)
+        assertEquals(null, wrong.workingCopy())
+        assertEquals(null, wrong.syncedBlob())
     }
 }

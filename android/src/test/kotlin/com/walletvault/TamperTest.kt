@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNotEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
-import java.security.InvalidKeyException
 import javax.crypto.Cipher
 import javax.crypto.spec.SecretKeySpec
 
@@ -85,7 +84,7 @@ class TamperTest {
         open(second.blob) // an equal counter is re-reading the current version
         TestSupport.expectThrows<VaultException.Rollback> { open(blob) }
         // No key is asked: a key that would throw is never touched.
-        val untouchable = KeystoreKek(SecretKeySpec(Crypto.randomBytes(32), "AES"), "k", { _: Cipher -> throw AssertionError("prompted") })
+        val untouchable = FakeKeystore.kek(SecretKeySpec(Crypto.randomBytes(32), "AES"), "k", { _: Cipher -> throw AssertionError("prompted") })
         TestSupport.expectThrows<VaultException.Rollback> { open(blob, listOf(untouchable)) }
         // Other vaults keep their own counters (read through the laptop's symmetric entry, which pins, §11.2).
         TestSupport.assertBytes(TestSupport.plaintext, open(blob, listOf(laptop), vault = "other").plaintext)
@@ -129,17 +128,17 @@ class TamperTest {
 
     @Test
     fun invalidatedKeystoreKeyIsTyped() {
-        // A key that the platform destroys: Cipher.init then throws InvalidKeyException, as Android's
-        // KeyPermanentlyInvalidatedException (a subclass) does after a biometric enrollment change.
+        // A key that the platform destroys: Cipher.init then throws what the Android layer reports for
+        // KeyPermanentlyInvalidatedException after a biometric enrollment change.
         val key = InvalidatableKey(Crypto.randomBytes(32))
-        val keystore = KeystoreKek(key, KeystoreKek.newKekId(), { cipher: Cipher -> cipher })
+        val keystore = FakeKeystore.kek(key, KeystoreKek.newKekId(), { cipher: Cipher -> cipher })
         val created = runSuspending { sealer.create(TestSupport.plaintext, "k", listOf(Recipient(keystore, "Pixel 8"))) }
         TestSupport.assertBytes(TestSupport.plaintext, runSuspending { VaultOpener(InMemoryCounterStore()).open(created.blob, "k", listOf(keystore)) }.plaintext)
         key.invalidate()
         TestSupport.expectThrows<VaultException.Invalidated> { runSuspending { VaultOpener(InMemoryCounterStore()).open(created.blob, "k", listOf(keystore)) } }
         TestSupport.expectThrows<VaultException.Invalidated> { runSuspending { keystore.wrap(Crypto.randomBytes(32)) } }
         // Thrown by the authenticator (the app's BiometricPrompt path) it is recognised the same way.
-        val viaPrompt = KeystoreKek(SecretKeySpec(Crypto.randomBytes(32), "AES"), "k2", { _: Cipher -> throw InvalidKeyException("gone") })
+        val viaPrompt = FakeKeystore.kek(SecretKeySpec(Crypto.randomBytes(32), "AES"), "k2", { _: Cipher -> throw KeystoreFailure.PermanentlyInvalidated() })
         TestSupport.expectThrows<VaultException.Invalidated> { runSuspending { viaPrompt.wrap(Crypto.randomBytes(32)) } }
         assertNotEquals(KeystoreKek.newKekId(), KeystoreKek.newKekId())
         assertTrue(KeystoreKek.newKekId() != "vault-kek")

@@ -49,6 +49,7 @@ object TestSupport {
 /** A SecretKey the test can destroy: afterwards it has no encoding, and `Cipher.init` throws InvalidKeyException. */
 class InvalidatableKey(private val bytes: ByteArray) : javax.crypto.SecretKey {
     @Volatile private var gone = false
+    val isGone: Boolean get() = gone
     fun invalidate() { gone = true }
     override fun getAlgorithm() = "AES"
     override fun getFormat() = "RAW"
