@@ -83,9 +83,15 @@ class EndToEndTest {
 
     private fun recoveryCode(text: String) = Regex("[0-9A-Z]{5}(-[0-9A-Z]{5}){6}").find(text)?.value
 
-    /** A Kotlin device: its own directory, at-rest key and (test) Keystore keys, logged in as [sub]. */
-    inner class KotlinDevice(val sub: String, label: String, var resolution: ConflictResolution = ConflictResolution.KEEP_LOCAL) {
-        val keys = TestDeviceKeys()
+    /**
+     * A Kotlin device: its own directory, at-rest key and keys, logged in as [sub]: the test's symmetric Keystore keys,
+     * or with [sdk] the shipped Android layer's keys on a fake Keystore of that API level.
+     */
+    inner class KotlinDevice(val sub: String, label: String, var resolution: ConflictResolution = ConflictResolution.KEEP_LOCAL,
+                             sdk: Int? = null) {
+        val testKeys = TestDeviceKeys()
+        private val store = LocalVaultStore(Files.createTempDirectory(work.toPath(), "kotlin").toFile(), SecretKeySpec(Crypto.randomBytes(32), "AES"))
+        val keys: DeviceKeyStore = if (sdk == null) testKeys else KeystoreDeviceKeys(FakeKeystore(sdk, strongBox = false), FakePrompt(), store)
         val conflicts = ArrayList<List<String>>()
         private suspend fun decide(context: ConflictContext): ConflictResolution { conflicts.add(context.conflictingItems); return resolution }
         private val transport = UrlConnectionTransport()
@@ -96,11 +102,19 @@ class EndToEndTest {
         }
         val tokens = SessionTokenProvider(baseUrl, { devToken() })
         val backup = BackupClient(baseUrl, tokens)
-        val engine = VaultSyncEngine(LocalVaultStore(Files.createTempDirectory(work.toPath(), "kotlin").toFile(), SecretKeySpec(Crypto.randomBytes(32), "AES")),
-            backup, keys, label, conflictHandler = this::decide)
+        val engine = VaultSyncEngine(store, backup, keys, label, conflictHandler = this::decide)
         fun sync() = runSuspending { engine.sync() }
         fun set(id: String, value: String) = engine.edit { d, now -> d.set(id, Json.str(value), now) }
         fun value(id: String) = engine.document()?.liveValues?.get(id)?.string
+    }
+
+    /** Pairs [device] to the vault of CLI profile [home]: its request, the CLI's approval, the confirmation code. */
+    private fun pairWithCli(home: String, device: KotlinDevice) {
+        val request = device.engine.pairingRequest()
+        val approval = cliOk(home, "pair", "approve", request.encoded, "--sas", request.shortAuthenticationString)
+        val confirmation = Regex("Confirmation code for it: (\\d{3} \\d{3})").find(approval.stdout)?.groupValues?.get(1)
+            ?: fail("no confirmation code in $approval")
+        assertTrue(runSuspending { device.engine.confirmPairing(confirmation) } is SyncReport.Restored)
     }
 
     private fun expectSync(code: SyncException.Code, block: () -> Unit) {
@@ -135,7 +149,7 @@ class EndToEndTest {
         assertTrue(kotlin.sync() is SyncReport.Restored)
         assertEquals("L-from-cli", kotlin.value("licence"))
         val devices = cliOk("cli-a", "devices").stdout
-        assertTrue(devices.contains("A256GCMKW") && devices.contains(kotlin.keys.kek!!.kekId), devices)
+        assertTrue(devices.contains("A256GCMKW") && devices.contains(kotlin.testKeys.kek!!.kekId), devices)
     }
 
     @Test
@@ -156,7 +170,7 @@ class EndToEndTest {
         expectSync(SyncException.Code.CONFIRMATION_MISMATCH) { runSuspending { kotlin.engine.confirmPairing(wrong) } }
         assertTrue(runSuspending { kotlin.engine.confirmPairing(confirmation) } is SyncReport.Restored)
         assertEquals("P-1", kotlin.value("passport"))
-        val kotlinKek = kotlin.keys.kek!!.kekId
+        val kotlinKek = kotlin.testKeys.kek!!.kekId
         val entries = kotlin.engine.devices()
         assertEquals(setOf("ECDH-ES+A256KW", "A256KW", "A256GCMKW"), entries.map { it.alg }.toSet(), "CLI key, recovery code, Kotlin Keystore key")
         assertEquals(3, entries.size, "the single-use pairing entry is gone")
@@ -204,12 +218,12 @@ class EndToEndTest {
         assertEquals("old", cliOk("cli-b", "pull", "--item", "doc").stdout.trim(), "the CLI accepts the restored content as a newer version")
 
         // The Kotlin device's key is invalidated; it recovers with the CLI's recovery code.
-        kotlin.keys.key!!.invalidate()
+        kotlin.testKeys.key!!.invalidate()
         cliOk("cli-b", "push", "--item", "after", file("a.txt", "written while the key was dead"))
         expectSync(SyncException.Code.KEY_INVALIDATED) { kotlin.sync() }
         assertTrue(runSuspending { kotlin.engine.recover(RecoveryCodeKek(RecoveryCode.parse(code))) } is SyncReport.Restored)
         assertEquals("written while the key was dead", kotlin.value("after"))
-        val newKek = kotlin.keys.kek!!.kekId
+        val newKek = kotlin.testKeys.kek!!.kekId
         val listed = cliOk("cli-b", "devices").stdout
         assertTrue(listed.contains(newKek) && !listed.contains(kotlinKek), listed)
 
@@ -219,5 +233,60 @@ class EndToEndTest {
         expectSync(SyncException.Code.NO_ACCESS) { kotlin.sync() }
         cliOk("cli-b", "push", "--item", "after-revoke", file("r.txt", "x"))
         expectSync(SyncException.Code.NO_ACCESS) { kotlin.sync() }
+    }
+
+    @Test
+    fun aRevokeOnEitherSideKeepsEveryRemainingSwiftAndKotlinDevice() {
+        login("cli-c", "carol", "Laptop C")
+        val oldCode = recoveryCode(cliOk("cli-c", "init").stdout) ?: fail("no recovery code")
+        cliOk("cli-c", "push", "--item", "passport", file("cp.txt", "P-C"))
+        // Two Android phones (a Keystore agreement key on API 34, a software key sealed under the seed's AES key on 29).
+        val phone = KotlinDevice("carol", "Pixel 8", sdk = 34)
+        val tablet = KotlinDevice("carol", "Old tablet", sdk = 29)
+        pairWithCli("cli-c", phone)
+        pairWithCli("cli-c", tablet)
+        // A second CLI device, approved by the Kotlin phone, confirmed with the code the phone shows.
+        login("cli-d", "carol", "Laptop D")
+        val request = cliOk("cli-d", "pair", "request").stdout.lines().first { it.startsWith("wvpair1.") }
+        runSuspending { phone.engine.approve(PairingRequest.parse(request)) }
+        val confirmation = runSuspending { phone.engine.confirmationCode(PairingRequest.parse(request)) }
+        cliOk("cli-d", "pair", "confirm", confirmation)
+        assertEquals("P-C", cliOk("cli-d", "pull", "--item", "passport").stdout.trim())
+
+        // The Swift CLI revokes the tablet and issues a new recovery code in the same save.
+        val tabletKek = tablet.keys.current()!!.kekId
+        val revoked = cliOk("cli-c", "revoke", tabletKek, "--new-recovery-code")
+        val newCode = recoveryCode(revoked.stdout) ?: fail("no new recovery code in $revoked")
+        cliOk("cli-c", "push", "--item", "visa", file("cv.txt", "V-1"))
+        phone.sync()
+        assertEquals("V-1", phone.value("visa"), "the other Android phone still opens")
+        assertEquals("V-1", cliOk("cli-d", "pull", "--item", "visa").stdout.trim(), "the other Swift device still opens")
+        expectSync(SyncException.Code.NO_ACCESS) { tablet.sync() }
+        val fresh = KotlinDevice("carol", "New phone", sdk = 31)
+        expectSync(SyncException.Code.NO_ACCESS) { runSuspending { fresh.engine.recover(RecoveryCodeKek(RecoveryCode.parse(oldCode))) } }
+        assertTrue(runSuspending { fresh.engine.recover(RecoveryCodeKek(RecoveryCode.parse(newCode))) } is SyncReport.Restored)
+
+        // The Kotlin phone revokes the second CLI device: both Swift and Kotlin members still open, D does not.
+        phone.sync()
+        val dKek = phone.engine.devices().first { it.label == "Laptop D" }.kekId
+        assertTrue(runSuspending { phone.engine.revoke(dKek) } is SyncReport.Rotated)
+        phone.set("licence", "L-1")
+        phone.sync()
+        assertEquals("L-1", cliOk("cli-c", "pull", "--item", "licence").stdout.trim())
+        fresh.sync()
+        assertEquals("L-1", fresh.value("licence"))
+        assertEquals(4, cli("cli-d", "pull", "--item", "licence").code, "the revoked CLI device is refused")
+        // With the login it still holds, the revoked CLI device can no longer erase the vault (writer proof).
+        assertEquals(4, cli("cli-d", "erase", "--yes").code)
+        assertEquals("L-1", cliOk("cli-c", "pull", "--item", "licence").stdout.trim())
+
+        // The Kotlin phone replaces the recovery code: the CLI still opens, the code the CLI printed no longer does.
+        val rotated = RecoveryCode.generate()
+        runSuspending { phone.engine.replaceRecoveryPaths(listOf(Recipient(RecoveryCodeKek(rotated), "Recovery code"))) }
+        assertEquals("L-1", cliOk("cli-c", "pull", "--item", "licence").stdout.trim())
+        login("cli-e", "carol", "Laptop E")
+        assertEquals(4, cli("cli-e", "recover", "--code-file", file("new.txt", newCode + "\n")).code)
+        cliOk("cli-e", "recover", "--code-file", file("rotated.txt", rotated.formatted + "\n"))
+        assertEquals("L-1", cliOk("cli-e", "pull", "--item", "licence").stdout.trim())
     }
 }
