@@ -27,6 +27,17 @@ class ParityTest {
         }).also { kek = it }
     }
 
+    /** A phone that created the vault with passport P-1 and a tablet profile sharing its device key, both synced. */
+    private fun phoneAndTablet(keys: DeviceKeyStore = TestDeviceKeys()): Pair<TestProfile, TestProfile> {
+        val phone = TestProfile(clock, server, keys)
+        val tablet = TestProfile(clock, server, keys)
+        runSuspending { phone.engine.createVault() }
+        phone.set("passport", "P-1")
+        phone.sync()
+        assertTrue(tablet.sync() is SyncReport.Restored)
+        return Pair(phone, tablet)
+    }
+
     @Test
     fun historyListsTheKeptVersionsNewestFirst() {
         val phone = TestProfile(clock, server)
@@ -39,12 +50,7 @@ class ParityTest {
 
     @Test
     fun restoringAVersionSavesItsContentAsTheNewestChanges() {
-        val keys = TestDeviceKeys()
-        val phone = TestProfile(clock, server, keys)
-        val tablet = TestProfile(clock, server, keys)
-        runSuspending { phone.engine.createVault() }
-        phone.set("passport", "P-1")
-        phone.sync()
+        val (phone, tablet) = phoneAndTablet()
         val first = server.current!!.syncId
         phone.set("passport", "P-2")
         phone.set("licence", "L-2")
@@ -69,13 +75,8 @@ class ParityTest {
 
     @Test
     fun erasingTheAccountEmptiesTheServerAndThisDeviceWhichCanCreateAgain() {
-        val keys = TestDeviceKeys()
-        val phone = TestProfile(clock, server, keys)
-        val tablet = TestProfile(clock, server, keys)
-        runSuspending { phone.engine.createVault() }
-        phone.set("passport", "P-1")
-        phone.sync()
-        tablet.sync()
+        val (phone, tablet) = phoneAndTablet()
+        val keys = phone.keys
         // A failed erasure changes nothing here.
         server.failNext = 100
         expectSyncFailure(SyncException.Code.SERVER) { runSuspending { phone.engine.eraseAccount() } }
@@ -97,11 +98,8 @@ class ParityTest {
     @Test
     fun aCancelledPromptIsAuthenticationCanceledAndChangesNothing() {
         val keys = CancellablePromptKeys()
-        val phone = TestProfile(clock, server, keys)
-        val tablet = TestProfile(clock, server, keys)
-        runSuspending { phone.engine.createVault() }
-        tablet.sync()
-        tablet.set("passport", "P-1")
+        val (phone, tablet) = phoneAndTablet(keys)
+        tablet.set("passport", "P-2")
         tablet.sync()
         keys.cancelPrompt = true
         val before = phone.engine.status().syncedVersion
@@ -109,7 +107,7 @@ class ParityTest {
         assertEquals(before, phone.engine.status().syncedVersion)
         keys.cancelPrompt = false
         assertTrue(phone.sync() is SyncReport.Restored)
-        assertEquals("P-1", phone.value("passport"))
+        assertEquals("P-2", phone.value("passport"))
     }
 
     @Test
