@@ -13,6 +13,8 @@ repositories { mavenCentral() }
 dependencies {
     implementation("org.bouncycastle:bcprov-jdk18on:1.72")
     implementation("com.fasterxml.jackson.core:jackson-core:2.14.1")
+    // api: the engine's constructor takes a CoroutineDispatcher. Built here against Debian's 1.0.1.
+    api("org.jetbrains.kotlinx:kotlinx-coroutines-core:1.8.1")
     testImplementation("org.junit.jupiter:junit-jupiter:5.9.2")
 }
 
