@@ -18,9 +18,10 @@ COMPILER="$K/kotlin-jupyter-kernel-0.19.0-944-all.jar:$STD:$(ls "$K"/kotlin-scri
 kotlinc2() { java -cp "$COMPILER" org.jetbrains.kotlin.cli.jvm.K2JVMCompiler -no-stdlib -no-reflect -jvm-target 1.8 "$@"; }
 echo "Kotlin $(unzip -p "$K/kotlin-jupyter-kernel-0.19.0-944-all.jar" META-INF/compiler.version): main" >&2
 rm -rf "$W/main" "$W/tests"
-kotlinc2 -cp "$STD:$J/bcprov.jar:$J/jackson-core.jar" -d "$W/main" src/main/kotlin
+LIBS="$J/bcprov.jar:$J/jackson-core.jar:$J/kotlinx-coroutines-core.jar"
+kotlinc2 -cp "$STD:$LIBS" -d "$W/main" src/main/kotlin
 echo "Kotlin 2: tests" >&2
-kotlinc2 -cp "$W/main:$STD:$J/bcprov.jar:$J/jackson-core.jar:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar" \
+kotlinc2 -cp "$W/main:$STD:$LIBS:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar" \
   -d "$W/tests" src/test/kotlin
-exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$W/tests:$W/main:$J/bcprov.jar:$J/jackson-core.jar:$STD:src/test/resources" \
+exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$W/tests:$W/main:$LIBS:$J/atomicfu.jar:$STD:src/test/resources" \
   --scan-class-path "$W/tests" --disable-banner --details=summary --details-theme=ascii
