@@ -1,7 +1,7 @@
 # WalletVault: `make run` starts a development server, `make test` runs every test.
 # Both install missing Debian packages first (as root, or through sudo).
 
-APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libyajl-dev libsimdjson-dev libpq-dev postgresql curl python3-venv openssl nginx-light kotlin junit5 libbcprov-java libjackson2-core-java libkotlinx-coroutines-java
+APT_PACKAGES := pkg-config libssl-dev libargon2-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libyajl-dev libsimdjson-dev libpq-dev postgresql curl python3-venv openssl nginx-light kotlin junit5 libbcprov-java libjackson2-core-java libkotlinx-coroutines-java libkotlinx-atomicfu-java
 BENCH_PACKAGES := wrk nginx-light argon2 openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=

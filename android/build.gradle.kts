@@ -46,5 +46,7 @@ dependencies {
     implementation("androidx.fragment:fragment:1.5.7")                        // FragmentActivity, the prompt's host
     implementation("androidx.core:core:1.9.0")                                // ContextCompat.getMainExecutor
     implementation("org.jetbrains.kotlinx:kotlinx-coroutines-android:1.7.3") // Dispatchers.Main for the prompt
+    // api: the engine's constructor takes a CoroutineDispatcher. Built here against Debian's 1.0.1.
+    api("org.jetbrains.kotlinx:kotlinx-coroutines-core:1.8.1")
     testImplementation("org.junit.jupiter:junit-jupiter:5.9.2")
 }

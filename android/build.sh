@@ -1,12 +1,13 @@
 #!/bin/sh
 # Builds the WalletVault Kotlin library and runs its JUnit 5 tests with Debian's packages only:
-# kotlin (kotlinc), junit5, libbcprov-java, libjackson2-core-java, libkotlinx-coroutines-java (installed by `make deps` /
-# `make test`).
+# kotlin (kotlinc), junit5, libbcprov-java, libjackson2-core-java, libkotlinx-coroutines-java (1.0.1; an app brings its
+# own 1.x, so the library uses only API that 1.0.1 and today's 1.x both have) with libkotlinx-atomicfu-java (Debian's
+# coroutines jar calls AtomicFU at run time), installed by `make deps` / `make test`.
 # No Gradle runs here. Usage: android/build.sh [test|compile|bench]   (default: test)
 set -eu
 cd "$(dirname "$0")"
 J=/usr/share/java
-LIBS="$J/bcprov.jar:$J/jackson-core.jar"
+LIBS="$J/bcprov.jar:$J/jackson-core.jar:$J/kotlinx-coroutines-core.jar"
 STDLIB="$J/kotlin-stdlib.jar"
 OUT=build
 mode=${1:-test}
@@ -47,15 +48,27 @@ if newer "$OUT/tests.jar" src/test/kotlin || [ "$OUT/walletvault.jar" -nt "$OUT/
   kotlinc -jvm-target 1.8 -nowarn -Xfriend-paths="$PWD/$OUT/main" -cp "$TESTCP" -d "$OUT/tests.jar" src/test/kotlin
 fi
 # The stubs are on the test class path only for AndroidConstantsTest, which reads their constants; no test calls them.
-RUNCP="$OUT/tests.jar:$OUT/walletvault.jar:$OUT/android.jar:$STUBS:$LIBS:$STDLIB:src/test/resources"
+RUNCP="$OUT/tests.jar:$OUT/walletvault.jar:$OUT/android.jar:$STUBS:$LIBS:$J/atomicfu.jar:$STDLIB:src/test/resources"
 
 case "$mode" in
   test)
     # The end-to-end test needs the Swift binaries; it skips itself (and says so) when they are absent
     # unless WALLETVAULT_E2E_REQUIRED=1.
-    exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$RUNCP" \
-      --disable-banner --details=${JUNIT_DETAILS:-summary} --details-theme=ascii \
-      ${JUNIT_ARGS:---scan-class-path "$OUT/tests.jar"}
+    junit() {
+      java -Xmx512m "$@" -jar "$J/junit-platform-console-standalone.jar" --class-path "$RUNCP" \
+        --disable-banner --details=${JUNIT_DETAILS:-summary} --details-theme=ascii \
+        ${JUNIT_ARGS:---scan-class-path "$OUT/tests.jar"}
+    }
+    junit
+    # Issue 27: the whole suite again under default locales whose numbers are not ASCII digits (Arabic-Indic,
+    # Extended Arabic-Indic, Devanagari), where a format without Locale.ROOT writes a timestamp no reader accepts.
+    # WALLETVAULT_LOCALES= (empty) skips these runs, for a quick local loop.
+    for tag in ${WALLETVAULT_LOCALES-ar-EG fa-IR ar-SA hi-IN-u-nu-deva}; do
+      language=${tag%%-*}; rest=${tag#*-}; country=${rest%%-*}; extensions=
+      case "$rest" in *-u-*) extensions=u-${rest#*-u-} ;; esac
+      echo "default locale $tag" >&2
+      junit -Duser.language="$language" -Duser.country="$country" -Duser.extensions="$extensions"
+    done
     ;;
   bench)
     exec java -Xmx512m -cp "$RUNCP" com.walletvault.BenchKt "$@"

@@ -18,15 +18,15 @@ COMPILER="$K/kotlin-jupyter-kernel-0.19.0-944-all.jar:$STD:$(ls "$K"/kotlin-scri
 kotlinc2() { java -cp "$COMPILER" org.jetbrains.kotlin.cli.jvm.K2JVMCompiler -no-stdlib -no-reflect -jvm-target 1.8 "$@"; }
 echo "Kotlin $(unzip -p "$K/kotlin-jupyter-kernel-0.19.0-944-all.jar" META-INF/compiler.version): main" >&2
 rm -rf "$W/main" "$W/android" "$W/tests"
-kotlinc2 -cp "$STD:$J/bcprov.jar:$J/jackson-core.jar" -d "$W/main" src/main/kotlin
+LIBS="$J/bcprov.jar:$J/jackson-core.jar:$J/kotlinx-coroutines-core.jar"
+kotlinc2 -cp "$STD:$LIBS" -d "$W/main" src/main/kotlin
 # The Android source set and the README sample against the stubs build.sh compiled (kotlinc 1.3 builds those).
 sh build.sh compile
 STUBS=build/android-stubs
-CO="$J/kotlinx-coroutines-core.jar"
 echo "Kotlin 2: android and the sample" >&2
-kotlinc2 -cp "$W/main:$STD:$STUBS:$CO:$J/bcprov.jar:$J/jackson-core.jar" -d "$W/android" src/android/kotlin src/sample/kotlin
+kotlinc2 -cp "$W/main:$STD:$STUBS:$LIBS" -d "$W/android" src/android/kotlin src/sample/kotlin
 echo "Kotlin 2: tests" >&2
-kotlinc2 -Xfriend-paths="$PWD/$W/main" -cp "$PWD/$W/main:$W/android:$STUBS:$STD:$J/bcprov.jar:$J/jackson-core.jar:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar" \
+kotlinc2 -Xfriend-paths="$PWD/$W/main" -cp "$PWD/$W/main:$W/android:$STUBS:$STD:$LIBS:$J/junit-jupiter-api.jar:$J/junit-jupiter-params.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar:$J/apiguardian-api.jar" \
   -d "$W/tests" src/test/kotlin
-exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$W/tests:$W/main:$W/android:$STUBS:$J/bcprov.jar:$J/jackson-core.jar:$STD:src/test/resources" \
+exec java -Xmx512m -jar "$J/junit-platform-console-standalone.jar" --class-path "$W/tests:$W/main:$W/android:$STUBS:$LIBS:$J/atomicfu.jar:$STD:src/test/resources" \
   --scan-class-path "$W/tests" --disable-banner --details=summary --details-theme=ascii

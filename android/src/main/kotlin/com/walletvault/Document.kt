@@ -25,6 +25,18 @@ class VaultDocument(items: Map<String, Item> = emptyMap()) {
 
     fun encoded(): ByteArray = Json.write(json)
 
+    /**
+     * This document with [other]'s content written over it as changes made at [now] (Swift `replacingContent`): items
+     * whose value differs take [other]'s, items [other] lacks or deleted are deleted, so that every device takes a
+     * restored version as the newest content instead of merging it away as old.
+     */
+    fun replacingContent(other: VaultDocument, now: Long): VaultDocument {
+        val result = copy()
+        for ((id, item) in other.items) if (items[id]?.value != item.value && !(item.isDeleted && items[id] == null)) result.items[id] = Item(item.value, now)
+        for ((id, item) in items) if (!item.isDeleted && other.items[id]?.value == null) result.delete(id, now)
+        return result
+    }
+
     override fun equals(other: Any?) = other is VaultDocument && items == other.items
     override fun hashCode() = items.hashCode()
 

@@ -1,21 +1,18 @@
 package com.walletvault
 
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.yield
 import java.io.IOException
 import java.net.HttpURLConnection
 import java.net.URL
 import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletableFuture
-import java.util.concurrent.CopyOnWriteArrayList
-import java.util.concurrent.Executors
-import java.util.concurrent.ThreadFactory
-import java.util.concurrent.TimeUnit
-import java.util.concurrent.atomic.AtomicBoolean
-import kotlin.coroutines.AbstractCoroutineContextElement
-import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.coroutineContext
 import kotlin.coroutines.resume
-import kotlin.coroutines.resumeWithException
-import kotlin.coroutines.suspendCoroutine
 
 class HttpRequest(val method: String, val url: String, val headers: Map<String, String>, val body: ByteArray?)
 
@@ -38,41 +35,6 @@ interface HttpTransport {
     suspend fun send(request: HttpRequest): HttpResponse
 }
 
-/**
- * Cancellation without kotlinx-coroutines: put a [Cancellation] in the coroutine context (`withContext` or
- * `startCoroutine(Continuation(cancellation) …)`); [Cancellation.cancel] stops retries and sleeps and disconnects
- * an open connection. Any `java.util.concurrent.CancellationException` (which is what kotlinx's
- * `CancellationException` is on the JVM) thrown by a transport or a clock is passed through, never retried.
- */
-class Cancellation : AbstractCoroutineContextElement(Key) {
-    companion object Key : CoroutineContext.Key<Cancellation>
-
-    private val cancelled = AtomicBoolean(false)
-    private val listeners = CopyOnWriteArrayList<() -> Unit>()
-
-    val isCancelled: Boolean get() = cancelled.get()
-
-    fun cancel() {
-        if (cancelled.compareAndSet(false, true)) listeners.forEach { runCatching(it) }
-    }
-
-    /** Runs [listener] on cancellation (at once if already cancelled); returns a function that unregisters it. */
-    fun onCancel(listener: () -> Unit): () -> Unit {
-        listeners.add(listener)
-        if (cancelled.get()) runCatching(listener)
-        return { listeners.remove(listener) }
-    }
-
-    fun throwIfCancelled() {
-        if (cancelled.get()) throw CancellationException("cancelled")
-    }
-}
-
-/** Throws CancellationException if the current coroutine's [Cancellation] was cancelled. */
-suspend fun checkCancelled() {
-    coroutineContext[Cancellation]?.throwIfCancelled()
-}
-
 /** Time, and waiting, replaceable in tests. */
 interface WalletClock {
     fun nowMillis(): Long
@@ -81,77 +43,58 @@ interface WalletClock {
 
 /** The system clock; [sleep] suspends (no thread is blocked) and ends early with CancellationException on cancel. */
 object SystemWalletClock : WalletClock {
-    private val timer = Executors.newSingleThreadScheduledExecutor(ThreadFactory { r -> Thread(r, "walletvault-timer").also { it.isDaemon = true } })
-
     override fun nowMillis(): Long = System.currentTimeMillis()
 
-    override suspend fun sleep(millis: Long) {
-        val cancellation = coroutineContext[Cancellation]
-        cancellation?.throwIfCancelled()
-        suspendCoroutine<Unit> { continuation ->
-            val done = AtomicBoolean(false)
-            var unregister: (() -> Unit)? = null
-            val task = timer.schedule({ if (done.compareAndSet(false, true)) { unregister?.invoke(); continuation.resume(Unit) } }, millis, TimeUnit.MILLISECONDS)
-            unregister = cancellation?.onCancel {
-                if (done.compareAndSet(false, true)) { task.cancel(false); continuation.resumeWithException(CancellationException("cancelled")) }
-            }
-        }
-    }
+    override suspend fun sleep(millis: Long) = delay(millis)
 }
 
 /**
- * `java.net.HttpURLConnection` behind [HttpTransport]. The call blocks the calling thread while the request runs:
- * call the library from a background thread (on Android, not the main thread; with coroutines, `Dispatchers.IO`).
+ * `java.net.HttpURLConnection` behind [HttpTransport], main-safe: the blocking exchange runs on [dispatcher]
+ * (`Dispatchers.IO` unless given), and cancelling the caller's coroutine (a cancelled job, `withTimeout`) disconnects
+ * the connection at once, which ends a read the server holds; the call then throws CancellationException.
  */
-class UrlConnectionTransport(private val connectTimeoutMillis: Int = 15_000, private val readTimeoutMillis: Int = 30_000) : HttpTransport {
+class UrlConnectionTransport(
+    private val connectTimeoutMillis: Int = 15_000,
+    private val readTimeoutMillis: Int = 30_000,
+    private val dispatcher: CoroutineDispatcher = Dispatchers.IO
+) : HttpTransport {
     override suspend fun send(request: HttpRequest): HttpResponse {
-        val cancellation = coroutineContext[Cancellation]
-        cancellation?.throwIfCancelled()
+        // openConnection does no I/O: the connection is made by the first write or read, on the dispatcher.
         val connection = URL(request.url).openConnection() as HttpURLConnection
-        val unregister = cancellation?.onCancel { connection.disconnect() }
-        try {
-            connection.requestMethod = request.method
-            connection.connectTimeout = connectTimeoutMillis
-            connection.readTimeout = readTimeoutMillis
-            connection.useCaches = false
-            connection.instanceFollowRedirects = false
-            for ((name, value) in request.headers) connection.setRequestProperty(name, value)
-            val body = request.body
-            if (body != null) {
-                connection.doOutput = true
-                connection.setFixedLengthStreamingMode(body.size)
-                connection.outputStream.use { it.write(body) }
+        val outcome = suspendCancellableCoroutine<Any> { continuation ->
+            continuation.invokeOnCancellation { connection.disconnect() }
+            // Not a child of the caller: on cancellation the caller resumes at once, while the disconnected read
+            // ends on its own thread. Its outcome comes back as a value, never resumeWithException: a cancelled
+            // continuation ignores a late value, whereas kotlinx 1.0 passes a late exception on to the parent job.
+            CoroutineScope(dispatcher).launch {
+                val result: Any = try { exchange(connection, request) } catch (e: Throwable) { e } finally { connection.disconnect() }
+                continuation.resume(result)
             }
-            val status = connection.responseCode
-            val stream = if (status >= 400) connection.errorStream else connection.inputStream
-            val bytes = stream?.use { it.readBytes() } ?: ByteArray(0)
-            val headers = HashMap<String, String>()
-            for ((name, values) in connection.headerFields) if (name != null && values.isNotEmpty()) headers[name] = values.joinToString(", ")
-            return HttpResponse(status, headers, bytes)
-        } catch (e: IOException) {
-            if (cancellation?.isCancelled == true) throw CancellationException("cancelled")
-            throw e
-        } finally {
-            unregister?.invoke()
-            connection.disconnect()
         }
+        if (outcome is Throwable) throw outcome
+        return outcome as HttpResponse
     }
-}
 
-/** Why a call to the server failed (the Swift SDK's `BackupError`). */
-sealed class BackupError(message: String) : Exception(message) {
-    object InvalidJson : BackupError("the server refused the blob as invalid JSON")
-    class InvalidVaultShape(val detail: String) : BackupError("the server refused the blob's shape: $detail")
-    class BlobTooLarge(val bytes: Int?, val limit: Int?) : BackupError("the blob is too large" + (if (bytes != null) " ($bytes bytes, limit $limit)" else ""))
-    class RateLimited(val retryAfterSeconds: Int) : BackupError("rate limited; retry after $retryAfterSeconds s")
-    object NotFound : BackupError("nothing is stored")
-    /** 403 `write_proof_required`: the stored version names a write key and this request proved none by it (§11.8). */
-    object WriterRefused : BackupError("the server takes saves and erasures of this vault only from its current members")
-    class Conflict(val currentSyncId: String?, val currentUpdatedUtc: String?) : BackupError("another version was saved first ($currentSyncId)")
-    object Unauthorized : BackupError("the server refused the token")
-    class Rejected(val status: Int, val code: String) : BackupError("the server answered $status $code")
-    class ServerUnavailable(val status: Int) : BackupError("the server answered $status")
-    class Transport(val reason: String) : BackupError("network failure: $reason")
+    private fun exchange(connection: HttpURLConnection, request: HttpRequest): HttpResponse {
+        connection.requestMethod = request.method
+        connection.connectTimeout = connectTimeoutMillis
+        connection.readTimeout = readTimeoutMillis
+        connection.useCaches = false
+        connection.instanceFollowRedirects = false
+        for ((name, value) in request.headers) connection.setRequestProperty(name, value)
+        val body = request.body
+        if (body != null) {
+            connection.doOutput = true
+            connection.setFixedLengthStreamingMode(body.size)
+            connection.outputStream.use { it.write(body) }
+        }
+        val status = connection.responseCode
+        val stream = if (status >= 400) connection.errorStream else connection.inputStream
+        val bytes = stream?.use { it.readBytes() } ?: ByteArray(0)
+        val headers = HashMap<String, String>()
+        for ((name, values) in connection.headerFields) if (name != null && values.isNotEmpty()) headers[name] = values.joinToString(", ")
+        return HttpResponse(status, headers, bytes)
+    }
 }
 
 /** Bounded, fully jittered exponential backoff for network errors and 5xx. */
@@ -162,14 +105,18 @@ class RetryPolicy(val maxAttempts: Int = 4, val baseDelayMillis: Long = 250, val
     }
 }
 
-/** Sends with retries: network errors and 5xx are retried up to the policy's bound; cancellation never is. */
+/**
+ * Sends with retries: network errors and 5xx are retried up to the policy's bound; cancellation never is (the waits
+ * are the clock's cancellable sleeps). Throws [BackupError.ServerUnavailable] or [BackupError.Transport] once the
+ * attempts ran out, [BackupError.Transport] at once for a transport failing with anything but an IOException.
+ */
 class RetryingSender(private val transport: HttpTransport, private val policy: RetryPolicy, private val clock: WalletClock,
                      private val random: () -> Double = { Crypto.random.nextDouble() }) {
     suspend fun send(request: HttpRequest): HttpResponse {
         var attempt = 0
         while (true) {
             attempt++
-            checkCancelled()
+            yield()
             val failure: BackupError = try {
                 val response = transport.send(request)
                 if (response.status < 500) return response
@@ -177,7 +124,10 @@ class RetryingSender(private val transport: HttpTransport, private val policy: R
             } catch (e: CancellationException) {
                 throw e
             } catch (e: IOException) {
-                BackupError.Transport(e.javaClass.simpleName)
+                BackupError.Transport(e.javaClass.simpleName, e)
+            } catch (e: Exception) {
+                // An app's transport (an OkHttp or Ktor adapter) failing otherwise: reported, not retried.
+                throw BackupError.Transport(e.javaClass.simpleName, e)
             }
             if (attempt >= policy.maxAttempts) throw failure
             clock.sleep(policy.delayMillis(attempt, random()))
@@ -185,12 +135,19 @@ class RetryingSender(private val transport: HttpTransport, private val policy: R
     }
 }
 
-/** Awaits a future without blocking a thread. */
-internal suspend fun <T> CompletableFuture<T>.awaitValue(): T = suspendCoroutine { continuation ->
-    whenComplete { value, error ->
-        if (error != null) continuation.resumeWithException(if (error is java.util.concurrent.CompletionException && error.cause != null) error.cause!! else error)
-        else continuation.resume(value)
+/** A failed future's cause, carried as a value (see [UrlConnectionTransport.send] for why not as an exception). */
+private class FutureFailure(val error: Throwable)
+
+/** Awaits a future without blocking a thread; cancelling the caller stops the wait (not the future). */
+internal suspend fun <T> CompletableFuture<T>.awaitValue(): T {
+    val outcome = suspendCancellableCoroutine<Any?> { continuation ->
+        whenComplete { value, error ->
+            continuation.resume(if (error == null) value else FutureFailure(if (error is java.util.concurrent.CompletionException && error.cause != null) error.cause!! else error))
+        }
     }
+    if (outcome is FutureFailure) throw outcome.error
+    @Suppress("UNCHECKED_CAST")
+    return outcome as T
 }
 
 /**
@@ -254,7 +211,18 @@ class SessionTokenProvider(
 
     private suspend fun exchange(): Cached {
         synchronized(lock) { exchangeCount++ }
-        val oidc = try { accessToken() } catch (e: CancellationException) { throw e } catch (e: Exception) { throw BackupError.Unauthorized }
+        val oidc = try {
+            accessToken()
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: BackupError) {
+            throw e
+        } catch (e: Exception) {
+            // An app's token source that fails for want of a network (AppAuth wraps the IOException) is offline, not
+            // signed out: signing the user out for a tunnel would be wrong.
+            throw if (generateSequence<Throwable>(e) { it.cause }.take(8).any { it is IOException }) BackupError.Transport(e.javaClass.simpleName, e)
+            else BackupError.Unauthorized
+        }
         val issuedAt = clock.nowMillis()
         val response = sender.send(HttpRequest("POST", endpoint, mapOf("Authorization" to "Bearer $oidc"), ByteArray(0)))
         when (response.status) {
@@ -326,7 +294,10 @@ class BackupClient(
             200 -> {
                 val etag = response.header("ETag")
                 if (etag == null || etag.length < 2 || !etag.startsWith("\"") || !etag.endsWith("\"")) throw BackupError.Rejected(200, "missing_etag")
-                Snapshot(response.body, etag.substring(1, etag.length - 1))
+                val served = etag.substring(1, etag.length - 1)
+                // A kept version asked for by name must be that one (as the Swift client checks), not the newest.
+                if (syncId != null && UtcTime.parse(served).let { it == null || it != UtcTime.parse(syncId) }) throw BackupError.Rejected(200, "wrong_version")
+                Snapshot(response.body, served)
             }
             304 -> null
             else -> throw error(response)
@@ -342,6 +313,15 @@ class BackupClient(
             val id = v["sync_id"]?.string ?: return@mapNotNull null
             Version(id, v["bytes"]?.long ?: 0, v["updatedUtc"]?.string, v["hint"]?.string)
         }
+    }
+
+    /**
+     * Erases the stored blob and every kept version (right to erasure); succeeds when nothing was stored too.
+     * Throws [BackupError] for a refused or failed request.
+     */
+    suspend fun erase(basis: VaultSecrets? = null, storedSyncId: String? = null) {
+        val response = send("POST", "delete", WriteProof.headers("delete", basis, null, storedSyncId, ByteArray(0)), ByteArray(0))
+        if (response.status != 200) throw error(response)
     }
 
     private suspend fun send(method: String, action: String, headers: Map<String, String>, body: ByteArray?, query: String = ""): HttpResponse {

@@ -144,6 +144,16 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         write("synced-blob", blob)
     }
 
+    /**
+     * After the server erased the vault ([VaultSyncEngine.eraseAccount]): drops the working and synced copies, the
+     * record and the wrong-code count, and starts the anti-rollback state afresh at a new generation (so the erased
+     * vault's counter and anchor do not make a new vault look rolled back or foreign). The device key is not here and stays.
+     */
+    fun eraseVault() {
+        for (name in listOf("working", "synced", "synced-blob", "record", ATTEMPTS)) delete(name)
+        reestablishAntiRollbackState(emptyMap(), emptyMap())
+    }
+
     private fun parseDocument(name: String, bytes: ByteArray) = try { VaultDocument.parse(bytes) } catch (e: IllegalArgumentException) {
         throw SyncException(SyncException.Code.LOCAL_STORAGE, "$name is not a vault document")
     }

@@ -1,27 +1,12 @@
 package com.walletvault
 
-import java.util.ArrayDeque
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.withContext
 import java.util.concurrent.CancellationException
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.resume
 import kotlin.coroutines.suspendCoroutine
-
-/** Why a sync-engine call failed; [code] is stable, [backupError] the server failure behind it. */
-class SyncException(val code: Code, reason: String, val backupError: BackupError? = null, cause: Throwable? = null) :
-    Exception("${code.name}: $reason" + (backupError?.let { " (${it.message})" } ?: ""), cause) {
-    /**
-     * [CONFIRMATION_REQUIRED] (`unconfirmedVault` underneath): the vault must be confirmed on this device first
-     * ([VaultSyncEngine.confirmPairing] with the code the approving device shows, FORMAT.md §11.4);
-     * [CONFIRMATION_MISMATCH] (`pairingMismatch`): the code typed is not the vault's, nothing was stored;
-     * [FORK_DETECTED] (`forkDetected`): the server serves another version under a counter this device accepted. The names
-     * are the Swift `SyncError.Code`'s.
-     */
-    enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT,
-        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH, FORK_DETECTED,
-        // Issue 27: the holder cancelled the prompt (nothing changed, ask again later); the key is intact but cannot be
-        // used now (biometrics locked out, no sensor, a transient Keystore failure): try again later, never recover.
-        AUTHENTICATION_CANCELED, NOT_NOW }
-}
 
 sealed class SyncReport(val version: String?) {
     class UpToDate(version: String) : SyncReport(version)
@@ -37,12 +22,10 @@ sealed class SyncReport(val version: String?) {
      * types it on the other.
      */
     class Approved(version: String, val confirmationCode: String) : SyncReport(version)
+    /** The content of the kept version [restoredFrom] was saved again as the new current version [version]. */
+    class RestoredVersion(val restoredFrom: String, version: String) : SyncReport(version)
     override fun toString() = "${javaClass.simpleName}($version)"
 }
-
-enum class ConflictResolution { KEEP_LOCAL, KEEP_CLOUD, MERGE }
-
-class ConflictContext(val conflictingItems: List<String>, val localUpdated: Long, val cloudUpdated: Long)
 
 class DeviceEntry(val kekId: String, val label: String, val alg: String, val created: String?, val isThisDevice: Boolean, val isRecoveryPath: Boolean,
                   /** Where this device's own key lives (StrongBox, the plain Keystore, software), as recorded when it was made; null for other entries. */
@@ -100,30 +83,6 @@ class PairingRequest(val publicKey: PublicJwk.P256, val label: String) {
     }
 }
 
-/** A mutex for suspend functions that blocks no thread while waiting (no kotlinx needed). */
-class SuspendMutex {
-    private val lock = Any()
-    private var locked = false
-    private val waiters = ArrayDeque<Continuation<Unit>>()
-
-    suspend fun lock() {
-        suspendCoroutine<Unit> { continuation ->
-            val acquired = synchronized(lock) { if (!locked) { locked = true; true } else { waiters.addLast(continuation); false } }
-            if (acquired) continuation.resume(Unit)
-        }
-    }
-
-    fun unlock() {
-        val next = synchronized(lock) { val n = waiters.pollFirst(); if (n == null) locked = false; n }
-        next?.resume(Unit)
-    }
-
-    suspend fun <T> withLock(block: suspend () -> T): T {
-        lock()
-        try { return block() } finally { unlock() }
-    }
-}
-
 /**
  * The sync engine (Swift `VaultSyncEngine`'s rules): silent restore, push with `If-Match`, three-way merge with
  * tombstones, a conflict callback, rollback and tamper detection with persisted counters, pairing, recovery,
@@ -133,6 +92,17 @@ class SuspendMutex {
  * network operation) are serialised by a mutex, edits only take a short lock, and each write-back compares the
  * edit generation with the one the round started from; if edits happened meanwhile, they are merged on top of
  * what the round wrote (the later edit wins an item both touched) and stay marked as local edits for the next sync.
+ *
+ * Main-safe: every suspend call runs on [ioDispatcher] (`Dispatchers.IO` unless given: files, crypto, Argon2id, the
+ * Keystore and the network never block the caller's thread), and honours cancellation: a cancelled job or a
+ * `withTimeout` ends the call within the request it waits on, with CancellationException, and no retry follows. The
+ * [conflictHandler] is called on [ioDispatcher] too (show the dialog with `withContext(Dispatchers.Main)`); whatever
+ * thread resumes it, the upload after it runs on [ioDispatcher]. The few plain functions ([document], [edit],
+ * [status], [devices], [keyHealth], [anchor], [pairingRequest]) read or write small local files on the caller's thread.
+ *
+ * Every public call throws only [SyncException] (with the [BackupError] or [VaultException] behind it as
+ * [SyncException.backupError] or cause), or CancellationException: an exception from the app's own code (its
+ * [DeviceKeyStore], transport, token source, authenticator) arrives as a [SyncException], never raw.
  */
 class VaultSyncEngine(
     private val store: LocalVaultStore,
@@ -141,7 +111,8 @@ class VaultSyncEngine(
     private val deviceLabel: String,
     private val conflictHandler: (suspend (ConflictContext) -> ConflictResolution)? = null,
     private val clock: WalletClock = SystemWalletClock,
-    maxBlobBytes: Int = 1_048_576
+    maxBlobBytes: Int = 1_048_576,
+    private val ioDispatcher: CoroutineDispatcher = Dispatchers.IO
 ) {
     companion object {
         const val VAULT_ID = "vault"
@@ -160,10 +131,14 @@ class VaultSyncEngine(
 
     // MARK: the local document
 
-    fun document(): VaultDocument? = synchronized(editLock) { store.workingCopy() }
+    /** The working copy, null before this device has a vault. Throws [SyncException] `LOCAL_STORAGE`. */
+    fun document(): VaultDocument? = guardedNow { synchronized(editLock) { store.workingCopy() } }
 
-    /** Changes the working copy; allowed at any time, also while a sync runs. */
-    fun edit(change: (VaultDocument, Long) -> Unit) {
+    /**
+     * Changes the working copy; allowed at any time, also while a sync runs. Throws [SyncException] `NO_VAULT` before
+     * a vault exists, `LOCAL_STORAGE` (also for an exception [change] throws).
+     */
+    fun edit(change: (VaultDocument, Long) -> Unit) = guardedNow {
         synchronized(editLock) {
             val document = store.workingCopy() ?: throw SyncException(SyncException.Code.NO_VAULT, "create or restore a vault first")
             change(document, clock.nowMillis())
@@ -174,7 +149,8 @@ class VaultSyncEngine(
         }
     }
 
-    fun status(): LocalVaultStore.Record = store.record()
+    /** What this device last synced and whether edits wait. Throws [SyncException] `LOCAL_STORAGE`. */
+    fun status(): LocalVaultStore.Record = guardedNow { store.record() }
 
     private class Snapshot(val document: VaultDocument?, val generation: Long)
 
@@ -198,7 +174,11 @@ class VaultSyncEngine(
 
     // MARK: creating
 
-    suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = mutex.withLock {
+    /**
+     * Creates the vault on the server, for this device (a new device key if it has none) and [recoveryPaths].
+     * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when a vault is stored already).
+     */
+    suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = exclusive {
         val start = snapshot()
         val device = deviceKeys.current() ?: deviceKeys.create()
         val document = start.document ?: VaultDocument()
@@ -209,7 +189,11 @@ class VaultSyncEngine(
 
     // MARK: syncing
 
-    suspend fun sync(): SyncReport = mutex.withLock { syncLocked() }
+    /**
+     * Brings this device and the server in step: restore, push, or merge (asking [conflictHandler] when both changed an
+     * item). Throws [SyncException]; a rate limit is [SyncReport.RateLimited], not an error.
+     */
+    suspend fun sync(): SyncReport = exclusive { syncLocked() }
 
     private suspend fun syncLocked(): SyncReport {
         // Issue 26 point 10: a lost or rolled-back anti-rollback state stops everything here, before any load or write.
@@ -268,7 +252,7 @@ class VaultSyncEngine(
         } catch (e: BackupError.NotFound) {
             return null
         } catch (e: BackupError) {
-            throw SyncException(SyncException.Code.SERVER, "loading the vault failed", e)
+            throw backupFailure("loading the vault failed", e)
         }
     }
 
@@ -332,7 +316,12 @@ class VaultSyncEngine(
         } else {
             val handler = conflictHandler ?: throw SyncException(SyncException.Code.UNRESOLVED_CONFLICT,
                 "${result.conflicts.size} item(s) changed on both sides: ${result.conflicts.joinToString(", ")}")
-            when (handler(ConflictContext(result.conflicts, localUpdated, opened.state.envelope.updatedAtMillis))) {
+            val items = result.conflicts.map { id ->
+                val mine = working.items[id]
+                val theirs = cloud.items[id]
+                ConflictingItem(id, mine?.value, mine?.modifiedAt, theirs?.value, theirs?.modifiedAt)
+            }
+            when (handler(ConflictContext(result.conflicts, localUpdated, opened.state.envelope.updatedAtMillis, items))) {
                 ConflictResolution.KEEP_LOCAL -> chosen = working
                 ConflictResolution.KEEP_CLOUD -> return restore(remote, start, opened)
                 ConflictResolution.MERGE -> chosen = result.merged
@@ -347,12 +336,12 @@ class VaultSyncEngine(
     // MARK: devices and recovery
 
     /** This device's pairing request: a single-use P-256 key (kept sealed locally) that an enrolled device approves. */
-    fun pairingRequest(): PairingRequest {
+    fun pairingRequest(): PairingRequest = guardedNow {
         val key = pairingKey() ?: DeviceKek.generate().also { k ->
             store.write("pairing-key", Json.write(Json.obj("d" to Json.str(Base64Url.encode(k.privateScalar())),
                 "x" to Json.str(Base64Url.encode(k.publicKey.x)), "y" to Json.str(Base64Url.encode(k.publicKey.y)))))
         }
-        return PairingRequest(key.publicKey, deviceLabel)
+        PairingRequest(key.publicKey, deviceLabel)
     }
 
     /**
@@ -362,7 +351,7 @@ class VaultSyncEngine(
      * ([confirmPairing]) so that the new device knows the vault it reads is this one (FORMAT.md §11.4). The code
      * covers the exact blob saved here and the new device's entry; it must never travel through the server.
      */
-    suspend fun approve(request: PairingRequest): SyncReport.Approved = mutex.withLock {
+    suspend fun approve(request: PairingRequest): SyncReport.Approved = exclusive {
         syncLocked()
         val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
         val start = snapshot()
@@ -394,7 +383,7 @@ class VaultSyncEngine(
      * This is also how a device whose anti-rollback state was lost or replaced by an older copy gets back in (pair
      * it again): the typed code authenticates the vault, and the state is written anew from it.
      */
-    suspend fun confirmPairing(code: String): SyncReport = mutex.withLock {
+    suspend fun confirmPairing(code: String): SyncReport = exclusive {
         if (VaultSecrets.normalizeCode(code) == null)
             throw SyncException(SyncException.Code.INVALID_INPUT, "a confirmation code is six digits, as the approving device shows them")
         val start = snapshot()
@@ -445,7 +434,7 @@ class VaultSyncEngine(
     suspend fun confirmationCode(request: PairingRequest): String = confirmationCode(PublicKeyRecipient(request.publicKey).kekId)
 
     /** As [confirmationCode] for a request, for the entry [kekId] of any key kind (a member that must confirm again). */
-    suspend fun confirmationCode(kekId: String): String = mutex.withLock {
+    suspend fun confirmationCode(kekId: String): String = exclusive {
         val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
         val state = open(blob, ownKeys()).state
         if (state.entries.none { it.kekId == kekId })
@@ -455,15 +444,15 @@ class VaultSyncEngine(
     }
 
     /** The anchor this device pinned (FORMAT.md §11.2); its [VaultAnchor.shortFingerprint] is what two members compare (§11.6). */
-    fun anchor(): VaultAnchor? = store.anchors.anchor(VAULT_ID)
+    fun anchor(): VaultAnchor? = guardedNow { store.anchors.anchor(VAULT_ID) }
 
     /** After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new device key. */
     suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = recover { recoveryKey }
 
-    /** As [recover], with the vault's passphrase entry: Argon2id runs (on this thread) with the entry's checked costs. */
+    /** As [recover], with the vault's passphrase entry: Argon2id runs (on the I/O dispatcher) with the entry's checked costs. */
     suspend fun recover(passphrase: String): SyncReport = recover { envelope -> PassphraseKek.unlock(passphrase, envelope) }
 
-    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = mutex.withLock {
+    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusive {
         val dead = deviceKeys.current()?.kekId
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
@@ -491,7 +480,7 @@ class VaultSyncEngine(
      * Throws [SyncException] `INVALID_INPUT` for an unknown or last entry, and the others [sync] throws.
      */
     suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList(), newRecoveryPaths: List<Recipient>? = null): SyncReport =
-        mutex.withLock { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) }
+        exclusive { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) }
 
     /**
      * Replaces every recovery-code and passphrase entry by [newPaths] and rotates the DEK and the vault secret in one
@@ -501,7 +490,7 @@ class VaultSyncEngine(
      */
     suspend fun replaceRecoveryPaths(newPaths: List<Recipient>): SyncReport {
         if (newPaths.isEmpty()) throw SyncException(SyncException.Code.INVALID_INPUT, "give at least one new recovery path")
-        return mutex.withLock { rotateLocked(emptyList(), emptyList(), newPaths) }
+        return exclusive { rotateLocked(emptyList(), emptyList(), newPaths) }
     }
 
     /** Drops [kekIds] (and, given [newRecoveryPaths], every recovery path, then enrolls the new ones), then rotates the DEK and the vault secret in one save. */
@@ -528,34 +517,78 @@ class VaultSyncEngine(
         return SyncReport.Rotated(upload(sealed, working, BackupClient.Precondition.IfMatch(version), start), sealed.skipped ?: emptyList())
     }
 
-    /** Makes the content of an older kept version (from [BackupClient.versions]) the newest version. */
-    suspend fun restoreVersion(syncId: String): SyncReport = mutex.withLock {
-        syncLocked()
-        val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "sync first")
-        val old = try { backup.load(syncId = syncId) } catch (e: BackupError) { throw SyncException(SyncException.Code.SERVER, "loading version $syncId failed", e) }
-            ?: throw SyncException(SyncException.Code.SERVER, "no content for version $syncId")
-        // An older version has a lower counter by design: it is opened outside the rollback check, its content
-        // re-sealed over the current version (current entries and DEK, a higher counter), so no reader sees a rollback.
-        val state = openSynced()
-        val oldOpened = envelopeCall { opener.openPastVersion(old.blob, VAULT_ID, ownKeys(), state) }
-        val document = decode(oldOpened.plaintext)
-        val start = snapshot()
-        val sealed = envelopeCall { sealer.seal(document.encoded(), state) }
-        SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(version), start))
+    // MARK: history and erasure
+
+    /** The versions the server keeps, newest first (Swift `history()`). Throws [SyncException] `SERVER`, `OFFLINE`. */
+    suspend fun history(): List<BackupClient.Version> = guarded {
+        try { backup.versions() } catch (e: BackupError) { throw backupFailure("listing the versions failed", e) }
     }
 
-    fun devices(): List<DeviceEntry> {
+    /**
+     * Saves the content of the kept version [syncId] (from [history]) again, as a new version above the current one.
+     *
+     * Pending edits are saved first (so they stay in the history). The old version is opened with every check but the
+     * anti-rollback counter's (an older version has a lower counter by design), and its items are written over the
+     * current document as new changes (items it lacks are deleted), so every device takes the restore as the newest
+     * content; it is sealed over the current version (current entries and DEK, a higher counter), so no reader sees a
+     * rollback. The save names the current version (`If-Match`): a device that saved meanwhile makes this fail rather
+     * than be overwritten. Throws [SyncException] `SERVER` ([BackupError.NotFound] for a version not kept, `Conflict`
+     * for a racing save), `NO_ACCESS` when this device has no entry in that version, `TAMPERED`, and what [sync] throws.
+     */
+    suspend fun restoreVersion(syncId: String): SyncReport.RestoredVersion = exclusive {
+        syncLocked()
+        val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to restore over")
+        val start = snapshot()
+        val current = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to restore over")
+        val old = try { backup.load(syncId = syncId) } catch (e: BackupError) { throw backupFailure("loading version $syncId failed", e) }
+            ?: throw SyncException(SyncException.Code.SERVER, "no content for version $syncId")
+        val state = openSynced()
+        val oldOpened = envelopeCall { opener.openPastVersion(old.blob, VAULT_ID, ownKeys(), state) }
+        val restored = current.replacingContent(decode(oldOpened.plaintext), clock.nowMillis())
+        val sealed = envelopeCall { sealer.seal(restored.encoded(), state) }
+        SyncReport.RestoredVersion(syncId, upload(sealed, restored, BackupClient.Precondition.IfMatch(version), start))
+    }
+
+    /**
+     * Erases the vault and every kept version from the server (right to erasure), then this device's copies and the
+     * vault's anti-rollback state (a new vault's first versions would look like a rollback here otherwise). Other
+     * devices find no vault at their next sync; the device key stays, so this device can create or join a vault later.
+     * Throws [SyncException] `SERVER` or `OFFLINE` when the server did not erase (nothing local changed then),
+     * `LOCAL_STORAGE`.
+     */
+    suspend fun eraseAccount(): Unit = exclusive {
+        // A member proves it may erase by the write key of the version it reads now (FORMAT.md §11.8); a device that
+        // cannot read the vault sends no proof, and the server then erases only a vault that names no write key.
+        val member = try {
+            syncLocked()
+            store.record().syncedVersion?.let { version -> version to openSynced().secrets }
+        } catch (e: SyncException) {
+            null
+        }
+        try { backup.erase(member?.second, member?.first) } catch (e: BackupError) { throw backupFailure("erasing the vault failed", e) }
+        synchronized(editLock) {
+            store.eraseVault()
+            generation++
+        }
+        Unit
+    }
+
+    // MARK: devices and key health
+
+    /** The vault's entries as the last synced blob lists them. Throws [SyncException] `NO_VAULT`, `TAMPERED`, `LOCAL_STORAGE`. */
+    fun devices(): List<DeviceEntry> = guardedNow {
         val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "sync first")
         val envelope = try { VaultEnvelope.parse(blob) } catch (e: VaultException) { throw SyncException(SyncException.Code.TAMPERED, e.message ?: "") }
         val own = deviceKeys.current()?.kekId
-        return envelope.entries.map { entry ->
+        envelope.entries.map { entry ->
             val recovery = entry.scheme is Scheme.A256kwRecoveryCode || entry.scheme is Scheme.A256kwPassphrase
             DeviceEntry(entry.kekId, entry.label ?: "", entry.scheme.alg ?: "seed", entry.created, entry.kekId == own, recovery,
                 if (entry.kekId == own) deviceKeys.storageLevel() else null)
         }
     }
 
-    fun keyHealth(): KeyHealth {
+    /** How many ways into the vault remain, with a warning when too few. Throws what [devices] throws. */
+    fun keyHealth(): KeyHealth = guardedNow {
         val entries = devices()
         val deviceCount = entries.count { !it.isRecoveryPath }
         val recovery = entries.count { it.isRecoveryPath }
@@ -564,7 +597,7 @@ class VaultSyncEngine(
             recovery == 0 -> "no recovery code or passphrase: if every device is lost, the vault is lost"
             else -> null
         }
-        return KeyHealth(entries.filter { it.isThisDevice }.map { it.kekId }, deviceCount, recovery, warning)
+        KeyHealth(entries.filter { it.isThisDevice }.map { it.kekId }, deviceCount, recovery, warning)
     }
 
     // MARK: plumbing
@@ -605,20 +638,15 @@ class VaultSyncEngine(
             val synced = store.syncedBlob()?.let { runCatching { VaultEnvelope.parse(it) }.getOrNull() } ?: throw e
             if (synced.entries.none { it.kekId == device.kekId }) throw e
             val by = runCatching { VaultEnvelope.parse(blob).hint }.getOrNull()
-            throw SyncException(SyncException.Code.NO_ACCESS, "this device's key was removed from the vault" +
+            // The writer's hint is not authenticated for a reader without the key: shown as the blob states it.
+            throw SyncException(SyncException.Code.REMOVED_FROM_VAULT, "this device's key was removed from the vault" +
                 (if (by != null) " by \"$by\"" else "") + ": pair it again or recover", cause = e)
         }
     }
 
     private suspend fun upload(sealed: SealedVault, document: VaultDocument, precondition: BackupClient.Precondition, start: Snapshot): String {
         val version = try { backup.save(sealed.blob, precondition, sealed.basis, sealed.state.secrets) } catch (e: BackupError) {
-            throw when (e) {
-                is BackupError.BlobTooLarge -> SyncException(SyncException.Code.TOO_LARGE, "saving the vault failed", e)
-                is BackupError.WriterRefused -> SyncException(SyncException.Code.NO_ACCESS,
-                    "the server takes saves of this vault only from its current members, and this device is not a member " +
-                        "of the stored version: pair it again or recover", e)
-                else -> SyncException(SyncException.Code.SERVER, "saving the vault failed", e)
-            }
+            throw backupFailure("saving the vault failed", e)
         }
         sealer.markAccepted(sealed)
         writeBack(document, sealed.blob, version, start)
@@ -633,27 +661,58 @@ class VaultSyncEngine(
         try {
             return body()
         } catch (e: VaultException) {
-            val code = when (e) {
-                is VaultException.Rollback, is VaultException.Downgrade -> SyncException.Code.ROLLBACK_DETECTED
-                is VaultException.ForkDetected -> SyncException.Code.FORK_DETECTED
-                is VaultException.CounterJump -> SyncException.Code.TAMPERED
-                is VaultException.WrongVault, is VaultException.WriterNotMember -> SyncException.Code.TAMPERED
-                is VaultException.UnconfirmedVault -> SyncException.Code.CONFIRMATION_REQUIRED
-                is VaultException.PairingMismatch -> SyncException.Code.CONFIRMATION_MISMATCH
-                is VaultException.RecipientsAltered, is VaultException.TimestampAltered, is VaultException.HintAltered,
-                is VaultException.CounterAltered, is VaultException.CiphertextAltered, is VaultException.Malformed,
-                is VaultException.InvalidShape, is VaultException.InvalidJson, is VaultException.UnsupportedAlgorithm,
-                is VaultException.WeakParameters, is VaultException.WorkLimitExceeded -> SyncException.Code.TAMPERED
-                is VaultException.NoMatchingKey, is VaultException.UnwrapFailed -> SyncException.Code.NO_ACCESS
-                is VaultException.Invalidated -> SyncException.Code.KEY_INVALIDATED
-                is VaultException.UserCanceled -> SyncException.Code.AUTHENTICATION_CANCELED
-                is VaultException.KeyNotNow -> SyncException.Code.NOT_NOW
-                is VaultException.BlobTooLarge -> SyncException.Code.TOO_LARGE
-                else -> SyncException.Code.LOCAL_STORAGE
-            }
-            throw SyncException(code, e.message ?: e.code, cause = e)
-        } catch (e: CancellationException) {
-            throw e
+            throw envelopeFailure(e)
         }
+    }
+
+    /** Runs [body] on [ioDispatcher], one server operation at a time, with only [SyncException] leaving it. */
+    private suspend fun <T> exclusive(body: suspend () -> T): T = guarded { mutex.withLock { body() } }
+
+    /** Runs [body] on [ioDispatcher] with only [SyncException] (or CancellationException) leaving it. */
+    private suspend fun <T> guarded(body: suspend () -> T): T = withContext(ioDispatcher) {
+        try { body() } catch (e: Exception) { throw sealedFailure(e) }
+    }
+
+    /** Runs [body] on the caller's thread with only [SyncException] leaving it. */
+    private inline fun <T> guardedNow(body: () -> T): T = try { body() } catch (e: Exception) { throw sealedFailure(e) }
+
+    /** [e] as the [SyncException] an app decides on; CancellationException and SyncException as they are. */
+    private fun sealedFailure(e: Exception): Exception = when (e) {
+        is CancellationException, is SyncException -> e
+        is VaultException -> envelopeFailure(e)
+        is BackupError -> backupFailure("the server call failed", e)
+        // The app's own code (a DeviceKeyStore, an authenticator, a conflict handler, an edit) failed: reported by
+        // class name only, as its message could hold anything.
+        else -> SyncException(SyncException.Code.LOCAL_STORAGE, "unexpected ${e.javaClass.simpleName}", cause = e)
+    }
+
+    private fun backupFailure(what: String, e: BackupError): SyncException = SyncException(when (e) {
+        is BackupError.Transport -> SyncException.Code.OFFLINE
+        is BackupError.BlobTooLarge -> SyncException.Code.TOO_LARGE
+        // The server wants a writer proof (FORMAT.md §11.8) this device cannot give: it is no member of the stored version.
+        is BackupError.WriterRefused -> SyncException.Code.REMOVED_FROM_VAULT
+        else -> SyncException.Code.SERVER
+    }, what, e)
+
+    private fun envelopeFailure(e: VaultException): SyncException {
+        val code = when (e) {
+            is VaultException.Rollback, is VaultException.Downgrade -> SyncException.Code.ROLLBACK_DETECTED
+            is VaultException.ForkDetected -> SyncException.Code.FORK_DETECTED
+            is VaultException.CounterJump -> SyncException.Code.TAMPERED
+            is VaultException.WrongVault, is VaultException.WriterNotMember -> SyncException.Code.TAMPERED
+            is VaultException.UnconfirmedVault -> SyncException.Code.CONFIRMATION_REQUIRED
+            is VaultException.PairingMismatch -> SyncException.Code.CONFIRMATION_MISMATCH
+            is VaultException.RecipientsAltered, is VaultException.TimestampAltered, is VaultException.HintAltered,
+            is VaultException.CounterAltered, is VaultException.CiphertextAltered, is VaultException.Malformed,
+            is VaultException.InvalidShape, is VaultException.InvalidJson, is VaultException.UnsupportedAlgorithm,
+            is VaultException.WeakParameters, is VaultException.WorkLimitExceeded -> SyncException.Code.TAMPERED
+            is VaultException.NoMatchingKey, is VaultException.UnwrapFailed -> SyncException.Code.NO_ACCESS
+            is VaultException.Invalidated -> SyncException.Code.KEY_INVALIDATED
+            is VaultException.UserCanceled -> SyncException.Code.AUTHENTICATION_CANCELED
+            is VaultException.KeyNotNow -> SyncException.Code.NOT_NOW
+            is VaultException.BlobTooLarge -> SyncException.Code.TOO_LARGE
+            else -> SyncException.Code.LOCAL_STORAGE
+        }
+        return SyncException(code, e.message ?: e.code, cause = e)
     }
 }

@@ -1,12 +1,23 @@
 package com.walletvault
 
 /**
+ * Every failure the library reports: nothing else leaves a public call, except `CancellationException` when the
+ * caller's coroutine was cancelled (which coroutines require to pass through).
+ *
+ * Three families, each with stable codes: [VaultException] (a blob or a key, FORMAT.md §8), [BackupError] (the server
+ * or the network, from [BackupClient] and [SessionTokenProvider]) and [SyncException] (what a [VaultSyncEngine] call
+ * failed with, the code an app decides on; the other two arrive inside it as [SyncException.backupError] or cause).
+ * Messages never contain tokens, keys, plaintext or vault bytes.
+ */
+sealed class WalletVaultException(message: String, cause: Throwable? = null) : Exception(message, cause)
+
+/**
  * Why a blob could not be read, opened or written, or a key could not be used (FORMAT.md §8).
  *
  * One subclass per stable code, the same codes as the Swift `VaultEnvelopeErrorCode`; the message names
  * members, sizes and counters, never key material, plaintext or ciphertext.
  */
-sealed class VaultException(val code: String, message: String, cause: Throwable? = null) : Exception("$code: $message", cause) {
+sealed class VaultException(val code: String, message: String, cause: Throwable? = null) : WalletVaultException("$code: $message", cause) {
     /** Not JSON, JSON with a repeated member name, nested too deep, or not UTF-8. */
     class InvalidJson(message: String) : VaultException("invalidJSON", message)
     /** Fails the seed's shape rules (§3.1), the only rules the server checks. */
@@ -28,6 +39,11 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
     class UnwrapFailed(message: String) : VaultException("unwrapFailed", message)
     /** The platform destroyed the key (a Keystore key after a biometric enrollment change). */
     class Invalidated(message: String, cause: Throwable? = null) : VaultException("invalidated", message, cause)
+    /**
+     * The holder declined to unlock the key: a cancelled biometric prompt. A [KeystoreKek]'s authenticator throws it
+     * for the prompt's user-cancel outcomes; the engine reports `AUTHENTICATION_CANCELED`.
+     */
+    class UserCanceled(message: String, cause: Throwable? = null) : VaultException("userCanceled", message, cause)
     /** A key could not be read from where it is kept. */
     class KeyStorage(message: String, cause: Throwable? = null) : VaultException("keyStorage", message, cause)
     /** `wrappedDeks` is not what the writer authenticated. */
@@ -78,15 +94,54 @@ sealed class VaultException(val code: String, message: String, cause: Throwable?
     /** A primitive failed for another reason. */
     class CryptoFailure(message: String, cause: Throwable? = null) : VaultException("cryptoFailure", message, cause)
 
-    // Issue 27 (Android platform layer): the two outcomes of a platform key in use that are neither a dead key nor a
-    // storage failure. Kept together here so that this block merges on its own.
-
-    /** The holder declined the prompt to unlock this device's key (Swift `userCanceled`): nothing changed, ask again later. */
-    public class UserCanceled(message: String, cause: Throwable? = null) : VaultException("userCanceled", message, cause)
-
     /**
      * This device's key is intact but cannot be used now (biometrics locked out, no sensor available, a transient Keystore
      * failure); the code is `keyStorage`, as the Swift envelope layer reports it, and the sync engine says `NOT_NOW`.
      */
     public class KeyNotNow(message: String, cause: Throwable? = null) : VaultException("keyStorage", message, cause)
+}
+
+/** Why a sync-engine call failed; [code] is stable, [backupError] the server failure behind it. */
+class SyncException(val code: Code, reason: String, val backupError: BackupError? = null, cause: Throwable? = null) :
+    WalletVaultException("${code.name}: $reason" + (backupError?.let { " (${it.message})" } ?: ""), cause) {
+    /**
+     * What failed; the names are the Swift `SyncError.Code`'s, except [OFFLINE].
+     *
+     * [CONFIRMATION_REQUIRED] (`unconfirmedVault` underneath): the vault must be confirmed on this device first
+     * ([VaultSyncEngine.confirmPairing] with the code the approving device shows, FORMAT.md §11.4);
+     * [CONFIRMATION_MISMATCH] (`pairingMismatch`): the code typed is not the vault's, nothing was stored;
+     * [FORK_DETECTED] (`forkDetected`): the server serves another version under a counter this device accepted;
+     * [REMOVED_FROM_VAULT] (`removedFromVault`): this device's key was in the vault it last synced and another device
+     * removed it (revocation): pair again or recover, the message names the writer's hint as the blob states it;
+     * [AUTHENTICATION_CANCELED] (`authenticationCanceled`): the user declined to unlock this device's key (a cancelled
+     * biometric prompt, [VaultException.UserCanceled]): nothing changed, ask again later, not a reason to recover;
+     * [NOT_NOW] (`notNow`): this device's key is intact but cannot be used now (biometrics locked out, no sensor, a
+     * transient Keystore failure, [VaultException.KeyNotNow]): nothing changed, try again later, never recover;
+     * [OFFLINE]: no answer from the server after the retries, or the app's own OIDC token source failed with a network
+     * error: nothing changed, sync again when the network is back (the Swift SDK reports this as `server` with
+     * `BackupError.transport`; a refused token is [SERVER] with [BackupError.Unauthorized], the user is signed out).
+     */
+    enum class Code { NO_VAULT, NO_ACCESS, KEY_INVALIDATED, ROLLBACK_DETECTED, TAMPERED, TOO_LARGE, SERVER, UNRESOLVED_CONFLICT, LOCAL_STORAGE, INVALID_INPUT,
+        CONFIRMATION_REQUIRED, CONFIRMATION_MISMATCH, FORK_DETECTED, REMOVED_FROM_VAULT, AUTHENTICATION_CANCELED, NOT_NOW, OFFLINE }
+}
+
+/** Why a call to the server failed (the Swift SDK's `BackupError`). */
+sealed class BackupError(message: String, cause: Throwable? = null) : WalletVaultException(message, cause) {
+    object InvalidJson : BackupError("the server refused the blob as invalid JSON")
+    class InvalidVaultShape(val detail: String) : BackupError("the server refused the blob's shape: $detail")
+    class BlobTooLarge(val bytes: Int?, val limit: Int?) : BackupError("the blob is too large" + (if (bytes != null) " ($bytes bytes, limit $limit)" else ""))
+    class RateLimited(val retryAfterSeconds: Int) : BackupError("rate limited; retry after $retryAfterSeconds s")
+    object NotFound : BackupError("nothing is stored")
+    /** 403 `write_proof_required`: the stored version names a write key and this request proved none by it (§11.8). */
+    object WriterRefused : BackupError("the server takes saves and erasures of this vault only from its current members")
+    class Conflict(val currentSyncId: String?, val currentUpdatedUtc: String?) : BackupError("another version was saved first ($currentSyncId)")
+    /** 401 twice, or the OIDC token refused: the user is signed out and must sign in again. */
+    object Unauthorized : BackupError("the server refused the token")
+    class Rejected(val status: Int, val code: String) : BackupError("the server answered $status $code")
+    class ServerUnavailable(val status: Int) : BackupError("the server answered $status")
+    /**
+     * No HTTP answer after the retries, or the app's OIDC token source failed with a network error (an `IOException`
+     * in its cause chain): the device is offline or the server unreachable; [reason] names the exception's class.
+     */
+    class Transport(val reason: String, cause: Throwable? = null) : BackupError("network failure: $reason", cause)
 }

@@ -213,7 +213,7 @@ class EndToEndTest {
         assertEquals("new", kotlin.value("doc"))
         val versions = runSuspending { kotlin.backup.versions() }
         val old = versions[1].syncId
-        assertTrue(runSuspending { kotlin.engine.restoreVersion(old) } is SyncReport.Restored)
+        assertEquals(old, runSuspending { kotlin.engine.restoreVersion(old) }.restoredFrom)
         assertEquals("old", kotlin.value("doc"))
         assertEquals("old", cliOk("cli-b", "pull", "--item", "doc").stdout.trim(), "the CLI accepts the restored content as a newer version")
 
@@ -230,9 +230,9 @@ class EndToEndTest {
         // The CLI revokes the Kotlin device: it can no longer open.
         val revoked = cliOk("cli-b", "revoke", newKek.substring(0, 16), "--code-file", file("code.txt", code + "\n"))
         assertFalse(cliOk("cli-b", "devices").stdout.contains(newKek), revoked.toString())
-        expectSync(SyncException.Code.NO_ACCESS) { kotlin.sync() }
+        expectSync(SyncException.Code.REMOVED_FROM_VAULT) { kotlin.sync() }
         cliOk("cli-b", "push", "--item", "after-revoke", file("r.txt", "x"))
-        expectSync(SyncException.Code.NO_ACCESS) { kotlin.sync() }
+        expectSync(SyncException.Code.REMOVED_FROM_VAULT) { kotlin.sync() }
     }
 
     @Test

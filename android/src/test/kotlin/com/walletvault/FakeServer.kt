@@ -14,6 +14,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     val current: Stored? get() = synchronized(this) { versions.lastOrNull() }
     val exchanges = AtomicInteger()
     val saves = AtomicInteger()
+    val erasures = AtomicInteger()
     val requests = ArrayList<HttpRequest>()
     @Volatile var failNext = 0
     @Volatile var networkErrorsNext = 0
@@ -22,6 +23,10 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     @Volatile var tokenLifetimeSeconds = 600L
     @Volatile var beforeSaveStored: (() -> Unit)? = null
     @Volatile var beforeExchange: (() -> Unit)? = null
+    /** Runs before a load is answered, on the thread serving it: a test holds the request here. */
+    @Volatile var beforeLoad: (() -> Unit)? = null
+    /** The name of the thread each request was sent from, in order (for main-safety tests). */
+    val requestThreads = ArrayList<String>()
     private var tokenSerial = 0
     private var lastSyncMillis = 0L
 
@@ -32,7 +37,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
         json(status, "error" to Json.str(code), "message" to Json.str(code), *extra, headers = headers)
 
     override suspend fun send(request: HttpRequest): HttpResponse {
-        synchronized(this) { requests.add(request) }
+        synchronized(this) { requests.add(request); requestThreads.add(Thread.currentThread().name) }
         if (networkErrorsNext > 0) { networkErrorsNext--; throw IOException("connection reset") }
         if (failNext > 0) { failNext--; return error(503, "unavailable") }
         val path = request.url.substringAfter("//").substringAfter("/").substringBefore("?")
@@ -50,6 +55,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
         val action = query.split("&").firstOrNull { it.startsWith("action=") }?.substringAfter("=")
         return when (action) {
             "load" -> {
+                beforeLoad?.invoke()
                 val wanted = query.split("&").firstOrNull { it.startsWith("sync_id=") }?.substringAfter("=")?.let { java.net.URLDecoder.decode(it, "UTF-8") }
                 val stored = synchronized(this) { if (wanted == null) versions.lastOrNull() else versions.firstOrNull { it.syncId == wanted } }
                     ?: return error(404, "not_found")
@@ -78,6 +84,12 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
             "versions" -> synchronized(this) {
                 json(200, "versions" to JsonValue.Arr(versions.reversed().map { Json.obj("sync_id" to Json.str(it.syncId), "bytes" to Json.int(it.blob.size.toLong()), "updatedUtc" to JsonValue.Null, "hint" to JsonValue.Null) }))
             }
+            "delete" -> synchronized(this) {
+                if (request.method != "POST") return error(405, "method_not_allowed")
+                versions.clear()
+                erasures.incrementAndGet()
+                json(200, "ok" to JsonValue.Bool(true))
+            }
             else -> error(400, "invalid_action")
         }
     }
@@ -94,7 +106,7 @@ class FakeClock(var now: Long = 1_790_000_000_000) : WalletClock {
     val sleeps = ArrayList<Long>()
     override fun nowMillis(): Long = synchronized(this) { now }
     override suspend fun sleep(millis: Long) {
-        checkCancelled()
+        kotlinx.coroutines.yield()
         synchronized(this) { sleeps.add(millis); now += millis }
     }
 }

@@ -68,7 +68,7 @@ class RecoveryRotationTest {
         val entries = a.engine.devices()
         assertFalse(entries.any { it.kekId == revoked }, "the revoked entry is gone")
         assertEquals(listOf("New recovery code"), entries.filter { it.isRecoveryPath }.map { it.label }, "exactly one recovery path")
-        expectSync(SyncException.Code.NO_ACCESS) { b.sync() }
+        expectSync(SyncException.Code.REMOVED_FROM_VAULT) { b.sync() }
 
         val fresh = Device("C")
         expectSync(SyncException.Code.NO_ACCESS) { fresh.recover(oldCode) }

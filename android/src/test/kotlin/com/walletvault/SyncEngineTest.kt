@@ -338,7 +338,7 @@ class SyncEngineTest {
         assertEquals(2L, envelope.epoch)
         assertEquals(2L, a.engine.anchor()!!.epoch)
         assertEquals(1L, b.engine.anchor()!!.epoch)
-        val refused = expectSync(SyncException.Code.NO_ACCESS) { b.sync() }
+        val refused = expectSync(SyncException.Code.REMOVED_FROM_VAULT) { b.sync() }
         assertTrue(refused.message!!.contains("removed from the vault by \"A\""), refused.message)
     }
 
@@ -349,7 +349,7 @@ class SyncEngineTest {
         a.set("passport", "P-2")
         a.sync()
         val wanted = server.versions.last { VaultEnvelope.parse(it.blob).entries.size == 3 && it.syncId in versions.map { v -> v.syncId } }.syncId
-        assertTrue(runSuspending { a.engine.restoreVersion(wanted) } is SyncReport.Restored)
+        assertEquals(wanted, runSuspending { a.engine.restoreVersion(wanted) }.restoredFrom)
         assertEquals("P-1", a.value("passport"))
         b.sync()
         assertEquals("P-1", b.value("passport"))
