@@ -79,7 +79,7 @@ class AndroidDeviceTest {
             assertEquals("P-2", d.value("passport"), d.label)
             assertEquals(2L, d.engine.anchor()!!.epoch, d.label)
         }
-        expectSync(SyncException.Code.NO_ACCESS) { third.sync() }
+        expectSync(SyncException.Code.REMOVED_FROM_VAULT) { third.sync() }
 
         // An Android device revokes the old phone: the software member still opens the next epoch.
         runSuspending { phone.engine.revoke(oldPhone.kekId()) }
@@ -88,7 +88,7 @@ class AndroidDeviceTest {
         a.sync()
         assertEquals("V-1", a.value("visa"))
         assertEquals(3L, a.engine.anchor()!!.epoch)
-        expectSync(SyncException.Code.NO_ACCESS) { oldPhone.sync() }
+        expectSync(SyncException.Code.REMOVED_FROM_VAULT) { oldPhone.sync() }
     }
 
     @Test

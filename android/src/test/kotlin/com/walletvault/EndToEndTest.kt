@@ -261,7 +261,7 @@ class EndToEndTest {
         phone.sync()
         assertEquals("V-1", phone.value("visa"), "the other Android phone still opens")
         assertEquals("V-1", cliOk("cli-d", "pull", "--item", "visa").stdout.trim(), "the other Swift device still opens")
-        expectSync(SyncException.Code.NO_ACCESS) { tablet.sync() }
+        expectSync(SyncException.Code.REMOVED_FROM_VAULT) { tablet.sync() }
         val fresh = KotlinDevice("carol", "New phone", sdk = 31)
         expectSync(SyncException.Code.NO_ACCESS) { runSuspending { fresh.engine.recover(RecoveryCodeKek(RecoveryCode.parse(oldCode))) } }
         assertTrue(runSuspending { fresh.engine.recover(RecoveryCodeKek(RecoveryCode.parse(newCode))) } is SyncReport.Restored)

@@ -33,12 +33,15 @@ class NoRawExceptionTest {
     private class FaultyKeys(private val faults: Faults) : DeviceKeyStore {
         private var kek: KeystoreKek? = null
         override fun current(): KeyEncryptionKey? { faults.fireAt(Point.KEY_STORE); return kek }
-        override fun create(): KeyEncryptionKey {
+        override suspend fun create(): KeyEncryptionKey {
             faults.fireAt(Point.KEY_STORE)
-            return KeystoreKek(InvalidatableKey(Crypto.randomBytes(32)), KeystoreKek.newKekId(), { cipher: Cipher ->
+            val keystore = FakeKeystore()
+            val prompt = FakePrompt { cipher ->
                 faults.fireAt(Point.AUTHENTICATOR)
                 cipher
-            }).also { kek = it }
+            }
+            return KeystoreKek(keystore, keystore.importAes(InvalidatableKey(Crypto.randomBytes(32))), KeystoreKek.newKekId(), prompt)
+                .also { kek = it }
         }
     }
 

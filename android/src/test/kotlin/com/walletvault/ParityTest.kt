@@ -21,10 +21,15 @@ class ParityTest {
         @Volatile var cancelPrompt = false
         private var kek: KeystoreKek? = null
         override fun current(): KeyEncryptionKey? = kek
-        override fun create(): KeyEncryptionKey = KeystoreKek(InvalidatableKey(Crypto.randomBytes(32)), KeystoreKek.newKekId(), { cipher: Cipher ->
-            if (cancelPrompt) throw VaultException.UserCanceled("the biometric prompt was cancelled")
-            cipher
-        }).also { kek = it }
+        override suspend fun create(): KeyEncryptionKey {
+            val keystore = FakeKeystore()
+            val prompt = FakePrompt { cipher ->
+                if (cancelPrompt) throw VaultException.UserCanceled("the biometric prompt was cancelled")
+                cipher
+            }
+            return KeystoreKek(keystore, keystore.importAes(InvalidatableKey(Crypto.randomBytes(32))), KeystoreKek.newKekId(), prompt)
+                .also { kek = it }
+        }
     }
 
     /** A phone that created the vault with passport P-1 and a tablet profile sharing its device key, both synced. */
