@@ -93,9 +93,6 @@ public enum ServerBootstrap {
             issuers.append(mountedIssuer.trustedIssuer)
             logger.message(mountedIssuer.startupWarning, level: "warning")
         }
-        guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
-            throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
-        }
         let metrics = ServerMetrics()
         let drain = DrainSignal()
         let service = WalletVaultService(
@@ -104,7 +101,7 @@ public enum ServerBootstrap {
                 issuer: configuration.sessionIssuer,
                 keys: try SessionTokenService.keys(fromFile: configuration.sessionKeysFile),
                 oidcIssuers: Set(issuers.map(\.rules.issuer))),
-            storageKeys: try StorageKeyDeriver(pepper: pepper), limits: configuration.limits, clock: clock,
+            storageKeys: try storageKeys(configuration), limits: configuration.limits, clock: clock,
             mountedIssuer: mountedIssuer, logger: logger, metrics: metrics, trustedProxies: configuration.trustedProxies,
             drain: drain, changes: changes)
         return Application(service: service, store: store, metrics: metrics, drain: drain, changes: changes)
@@ -164,10 +161,7 @@ public enum ServerBootstrap {
     public static func eraseUser(_ configuration: ServerConfiguration, issuer: String, authorizedParty: String, subject: String)
         throws(ServerStartupError)
     {
-        guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
-            throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
-        }
-        let key = try StorageKeyDeriver(pepper: pepper).key(issuer: issuer, authorizedParty: authorizedParty, subject: subject)
+        let key = try storageKeys(configuration).key(issuer: issuer, authorizedParty: authorizedParty, subject: subject)
         let store = try openStore(configuration)
         defer { store.close() }
         do {
@@ -175,6 +169,16 @@ public enum ServerBootstrap {
         } catch {
             throw ServerStartupError("erasing failed: \(error.reason)")
         }
+    }
+
+    /// The storage keys under the configured pepper.
+    ///
+    /// - Throws: `ServerStartupError` when the pepper file cannot be read or is too short.
+    private static func storageKeys(_ configuration: ServerConfiguration) throws(ServerStartupError) -> StorageKeyDeriver {
+        guard let pepper = FileManager.default.contents(atPath: configuration.storageKeyPepperFile) else {
+            throw ServerStartupError("config key storage_key_pepper_file: cannot read \(configuration.storageKeyPepperFile)")
+        }
+        return try StorageKeyDeriver(pepper: pepper)
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.

@@ -39,13 +39,7 @@ final class PostgresSaveSteps: SaveSteps {
         lockedRecentSaves = []
         for row in 0..<recent.rowCount { lockedRecentSaves.append(try recent.integer(row, 0)) }
         let current = results[3]
-        lockedCurrent =
-            current.rowCount == 0
-            ? nil
-            : StoredVault(
-                syncID: UTCTimestamp(millisecondsSinceEpoch: try current.integer(0, 0)),
-                updatedUtc: current.text(0, 1) ?? "", hint: current.text(0, 2), body: Data(),
-                writeKey: current.isNull(0, 3) ? nil : current.bytes(0, 3))
+        lockedCurrent = try Self.currentVersion(in: current)
         return locked.isNull(0, 0) ? nil : UTCTimestamp(millisecondsSinceEpoch: try locked.integer(0, 0))
     }
 
@@ -55,6 +49,16 @@ final class PostgresSaveSteps: SaveSteps {
             .statement(.lockUser, [key]), .statement(.recentSaves, [key, .integer(horizon), .integer(Int64(limit))]),
             .statement(.currentVersion, [key]),
         ]
+    }
+
+    /// The version a `currentVersion` statement read (its header fields and write key; no body), or nil for none.
+    ///
+    /// - Throws: `StoreError(.corrupt)` for a sync ID that is no BIGINT.
+    static func currentVersion(in result: PostgresResult) throws(StoreError) -> StoredVault? {
+        guard result.rowCount > 0 else { return nil }
+        return StoredVault(
+            syncID: UTCTimestamp(millisecondsSinceEpoch: try result.integer(0, 0)), updatedUtc: result.text(0, 1) ?? "",
+            hint: result.text(0, 2), body: Data(), writeKey: result.isNull(0, 3) ? nil : result.bytes(0, 3))
     }
 
     func recentSaves(_ key: StorageKey, after horizon: Int64, limit: Int) throws(StoreError) -> [Int64] {

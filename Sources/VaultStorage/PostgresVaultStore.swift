@@ -112,13 +112,7 @@ public final class PostgresVaultStore: VaultStore {
                     .control("BEGIN ISOLATION LEVEL READ COMMITTED"), .statement(.lockUser, [user]),
                     .statement(.currentVersion, [user]),
                 ])
-                let current = read[2]
-                let stored =
-                    current.rowCount == 0
-                    ? nil
-                    : StoredVault(
-                        syncID: UTCTimestamp(millisecondsSinceEpoch: try current.integer(0, 0)), updatedUtc: "", hint: nil,
-                        body: Data(), writeKey: current.isNull(0, 3) ? nil : current.bytes(0, 3))
+                let stored = try PostgresSaveSteps.currentVersion(in: read[2])
                 guard WriterProof.admits(proof, current: stored) else {
                     try connection.execute("ROLLBACK")
                     return .writerRefused
