@@ -45,7 +45,7 @@ public struct RSAKEK: KeyEncryptionKey {
             do {
                 var plaintext = try privateKey.decrypt(entry.encryptedKey, mgf1: mask)
                 defer { plaintext.resetBytes(in: plaintext.startIndex..<plaintext.endIndex) }
-                return try WrapPrimitives.checkedDEK(SymmetricKey(data: plaintext))
+                return try WrapPrimitives.checkedPayload(SymmetricKey(data: plaintext))
             } catch let error as VaultEnvelopeError {
                 throw error
             } catch {

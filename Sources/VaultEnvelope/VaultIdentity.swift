@@ -20,6 +20,8 @@ public struct VaultIdentity: Sendable {
     /// The secrets of epochs `epoch - secrets.count + 1 … epoch`, oldest first.
     private let secrets: [Data]
     private let rawID: Data
+    /// The 16 bytes `vault_id` encodes.
+    var rawVaultID: Data { rawID }
 
     private static let sealInfo = Data("WalletVault-v1 vault secret".utf8)
     private static let anchorDomain = Data("WalletVault-v1 anchor".utf8) + [0]

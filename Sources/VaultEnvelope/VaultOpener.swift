@@ -257,10 +257,13 @@ public struct VaultOpener: Sendable {
         } else {
             plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: Data())
         }
+        let authenticatesWriter = try WrapBinding.provesWriter(
+            match.binding, entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter,
+            identity: identity)
         return OpenedVault(
             plaintext: plaintext,
             state: VaultState(vaultID: vaultID, envelope: envelope, entries: envelope.entries, identity: identity, dek: dek),
-            entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter,
+            entryAuthenticatesWriter: authenticatesWriter,
             versionDigest: try SeenVersions.digest(of: envelope), confirmationDigest: confirmingBlob.map { Data(SHA256.hash(data: $0)) })
     }
 

@@ -81,7 +81,9 @@ public struct VaultSealer: Sendable {
         let now = clock()
         var entries: [WrappedKey] = []
         for recipient in recipients {
-            entries.append(try await recipient.key.wrap(dek).labeled(recipient.label, created: now))
+            entries.append(
+                try await recipient.key.wrap(WrapBinding.payload(dek, for: recipient.key, in: identity))
+                    .labeled(recipient.label, created: now))
         }
         return try await write(
             plaintext, dek: dek, entries: entries, identity: identity, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil,
@@ -120,6 +122,8 @@ public struct VaultSealer: Sendable {
     ) async throws -> SealedVault {
         let dek = SymmetricKey(size: .bits256)
         let now = clock()
+        // The new identity first: the symmetric entries are bound to the epoch they are written for.
+        let identity = state.identity.map { rotatingVaultSecret ? $0.rotated() : $0 } ?? .create()
         var entries: [WrappedKey] = []
         var skipped: [DEKRotation.Skipped] = []
         for entry in state.entries {
@@ -142,13 +146,13 @@ public struct VaultSealer: Sendable {
                 continue
             }
             do {
-                entries.append(try await key.wrap(dek).labeled(label, created: entry.created ?? now))
+                entries.append(
+                    try await key.wrap(WrapBinding.payload(dek, for: key, in: identity)).labeled(label, created: entry.created ?? now))
             } catch let error as VaultEnvelopeError {
                 skip(.failed(error.code))
             }
         }
         let rotation = DEKRotation(rewrapped: entries.map(\.kekID), skipped: skipped)
-        let identity = state.identity.map { rotatingVaultSecret ? $0.rotated() : $0 } ?? .create()
         return try await write(
             plaintext, dek: dek, entries: entries, identity: identity, vaultID: state.vaultID, after: state.counter,
             dekSeals: 1, rotation: rotation, basis: state.identity
@@ -163,7 +167,8 @@ public struct VaultSealer: Sendable {
         guard !state.entries.contains(where: { $0.kekID == key.kekID }) else {
             throw VaultEnvelopeError(.noRecipients, "the vault already has an entry for this kek_id")
         }
-        return state.with(entries: state.entries + [try await key.wrap(state.dek).labeled(label, created: clock())])
+        let payload = WrapBinding.payload(state.dek, for: key, in: state.identity)
+        return state.with(entries: state.entries + [try await key.wrap(payload).labeled(label, created: clock())])
     }
 
     /// Drops the entry of `kekID`; the next seal leaves it out.

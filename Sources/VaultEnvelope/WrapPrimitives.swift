@@ -3,7 +3,7 @@ import VaultCrypto
 
 /// The two symmetric wraps every provider ends in, with their failures mapped to envelope errors once.
 enum WrapPrimitives {
-    /// RFC 3394 wrap of a 32-byte DEK: 40 bytes.
+    /// RFC 3394 wrap of a 32-byte DEK (40 bytes) or a 56-byte bound payload (64 bytes, `WrapBinding`).
     ///
     /// - Throws: `VaultEnvelopeError` `.cryptoFailure` if the primitive refuses the keys.
     static func aesKeyWrap(_ dek: SymmetricKey, with key: SymmetricKey) throws(VaultEnvelopeError) -> Data {
@@ -14,7 +14,7 @@ enum WrapPrimitives {
         }
     }
 
-    /// RFC 3394 unwrap, checking the integrity value and that the result is a 256-bit DEK.
+    /// RFC 3394 unwrap, checking the integrity value and that the result is a DEK or a bound payload.
     ///
     /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for a wrong key or an altered entry.
     static func aesKeyUnwrap(_ wrapped: Data, with key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
@@ -24,7 +24,7 @@ enum WrapPrimitives {
         } catch {
             throw VaultEnvelopeError.unwrapping(CryptoError(classifying: error), "A256KW")
         }
-        return try checkedDEK(unwrapped)
+        return try checkedPayload(unwrapped)
     }
 
     /// AES-256-GCM over the DEK bytes with a fresh random IV and no additional data, as both seed schemes do.
@@ -40,7 +40,8 @@ enum WrapPrimitives {
 
     /// Opens an AES-256-GCM wrapped DEK.
     ///
-    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for a wrong key, an altered entry or a result that is not 32 bytes.
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for a wrong key, an altered entry or a result of another length
+    ///   than a DEK's or a bound payload's.
     static func gcmUnwrap(_ box: AES.GCM.SealedBox, with key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
         var opened: Data
         do {
@@ -51,7 +52,7 @@ enum WrapPrimitives {
             throw VaultEnvelopeError(.unwrapFailed, "AES-GCM key wrap: the key does not unwrap this entry")
         }
         defer { opened.resetBytes(in: opened.startIndex..<opened.endIndex) }
-        return try checkedDEK(SymmetricKey(data: opened))
+        return try checkedPayload(SymmetricKey(data: opened))
     }
 
     /// The seed's `IV ‖ ciphertext ‖ tag` layout of a box sealed here.
@@ -65,21 +66,26 @@ enum WrapPrimitives {
 
     /// Splits the seed's `IV ‖ ciphertext ‖ tag` layout.
     ///
-    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` if `dek_cipher` is not 60 bytes, so it cannot be this scheme.
+    /// - Throws: `VaultEnvelopeError` `.unwrapFailed` if `dek_cipher` is neither 60 nor 84 bytes (a DEK or a bound
+    ///   payload), so it cannot be this scheme.
     static func seedGCMBox(_ combined: Data) throws(VaultEnvelopeError) -> AES.GCM.SealedBox {
-        guard combined.count == AES.GCM.Nonce.byteCount + 32 + AES.GCM.SealedBox.tagByteCount,
+        let overhead = AES.GCM.Nonce.byteCount + AES.GCM.SealedBox.tagByteCount
+        guard combined.count == overhead + 32 || combined.count == overhead + WrapBinding.payloadByteCount,
             let box = try? AES.GCM.SealedBox(combined: combined)
         else {
-            throw VaultEnvelopeError(.unwrapFailed, "dek_cipher is not a 60-byte AES-GCM IV ‖ ciphertext ‖ tag")
+            throw VaultEnvelopeError(.unwrapFailed, "dek_cipher is not a 60- or 84-byte AES-GCM IV ‖ ciphertext ‖ tag")
         }
         return box
     }
 
-    /// Accepts only 256-bit DEKs, so a wrapped key of another size cannot downgrade the vault cipher.
+    /// Accepts only a 256-bit DEK or a 56-byte bound payload (`WrapBinding`), so a wrapped key of another size cannot
+    /// downgrade the vault cipher.
     ///
     /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for another size.
-    static func checkedDEK(_ key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
-        guard key.bitCount == 256 else { throw VaultEnvelopeError(.unwrapFailed, "the unwrapped DEK is not 256 bits") }
+    static func checkedPayload(_ key: SymmetricKey) throws(VaultEnvelopeError) -> SymmetricKey {
+        guard key.bitCount == 256 || key.bitCount == WrapBinding.payloadByteCount * 8 else {
+            throw VaultEnvelopeError(.unwrapFailed, "the unwrapped key is neither a 256-bit DEK nor a bound payload")
+        }
         return key
     }
 

@@ -126,10 +126,11 @@ public struct WrappedKey: Sendable, Equatable {
         let encryptedKey = try reader.bytes("dek_cipher")
         var allowed: Set<String> = ["kek_id", "dek_cipher", "alg", "label", "created"]
         let scheme: Scheme
-        let expectedLength: Int
+        // A symmetric entry may wrap a bound payload (`WrapBinding`), 24 bytes longer than a DEK.
+        let expectedLengths: [Int]
         switch algorithm {
         case .a256kw:
-            expectedLength = 40
+            expectedLengths = [40, 64]
             switch try reader.optionalString("kdf") {
             case nil:
                 scheme = .a256kw(.stored)
@@ -146,7 +147,7 @@ public struct WrappedKey: Sendable, Equatable {
                 throw VaultEnvelopeError(.unsupportedAlgorithm, "\(path).kdf names a derivation this reader does not implement")
             }
         case .a256gcmkw:
-            expectedLength = 32
+            expectedLengths = [32, 56]
             allowed.formUnion(["iv", "tag"])
             let iv = try reader.bytes("iv")
             let tag = try reader.bytes("tag")
@@ -160,10 +161,10 @@ public struct WrappedKey: Sendable, Equatable {
             guard case .rsa(let modulus, _) = recipient else {
                 throw VaultEnvelopeError(.malformed, "\(path).jwk must be an RSA key")
             }
-            expectedLength = modulus.count
+            expectedLengths = [modulus.count]
             scheme = .rsaOAEP256(recipient: recipient)
         case .ecdhESA256KW:
-            expectedLength = 40
+            expectedLengths = [40]
             allowed.formUnion(["epk", "jwk"])
             let ephemeral = try PublicJWK(json: try reader.member("epk"), path: "\(path).epk")
             let recipient = try PublicJWK(json: try reader.member("jwk"), path: "\(path).jwk")
@@ -172,11 +173,12 @@ public struct WrappedKey: Sendable, Equatable {
             }
             scheme = .ecdhESA256KW(ephemeral: ephemeral, recipient: recipient)
         case .selfECDH:
-            expectedLength = AES.GCM.Nonce.byteCount + 32 + AES.GCM.SealedBox.tagByteCount
+            expectedLengths = [60, 84]
             scheme = .selfECDH
         }
-        guard encryptedKey.count == expectedLength else {
-            throw VaultEnvelopeError(.malformed, "\(path).dek_cipher must be \(expectedLength) bytes for \(algorithm.rawValue)")
+        guard expectedLengths.contains(encryptedKey.count) else {
+            let lengths = expectedLengths.map(String.init).joined(separator: " or ")
+            throw VaultEnvelopeError(.malformed, "\(path).dek_cipher must be \(lengths) bytes for \(algorithm.rawValue)")
         }
         try reader.refuseMembers(otherThan: allowed)
         let label = try reader.string("label")
@@ -214,7 +216,7 @@ extension WrappedKey {
     ///   throws for the last entry tried (`.unwrapFailed`), or at once for anything but `.unwrapFailed`
     ///   (`.invalidated`, `.userCanceled`, ...).
     static func unwrapDEK(from entries: [WrappedKey], form: VaultEnvelope.Form, keys: [any KeyEncryptionKey]) async throws
-        -> (key: any KeyEncryptionKey, entry: WrappedKey, dek: SymmetricKey)
+        -> (key: any KeyEncryptionKey, entry: WrappedKey, dek: SymmetricKey, binding: WrapBinding?)
     {
         for key in keys {
             let candidates = entries.filter { $0.kekID == key.kekID }
@@ -222,7 +224,8 @@ extension WrappedKey {
             var lastFailure: VaultEnvelopeError?
             for entry in form == .seed ? candidates : [candidates[0]] {
                 do {
-                    return (key, entry, try await key.unwrap(entry))
+                    let (dek, binding) = try WrapBinding.split(try await key.unwrap(entry), of: entry, through: key)
+                    return (key, entry, dek, binding)
                 } catch let error as VaultEnvelopeError where error.code == .unwrapFailed && form == .seed {
                     lastFailure = error
                 }

@@ -133,14 +133,15 @@ import VaultTestSupport
             "anchored-several-entries", blob: several.blob, dek: several.state.dek, kind: "aes-gcm", key: octet(gcmKey),
             kekID: appNamed, alg: "A256GCMKW", envelope: several.state.envelope, extra: try outcome(several))
 
-        // A vault whose secret was rotated twice: epoch 3, three secrets carried; the reader pinned epoch 1.
+        // A vault whose secret was rotated twice: epoch 3, three secrets carried, its entry bound to epoch 3 (§11.9), so
+        // a reader with nothing pinned takes it. (`anchored-epoch-3`, the earlier writer's, has an unbound entry and a
+        // reader that pinned epoch 1; it is kept as written.)
         let first = try await sealer().create(plaintext, vaultID: "epochs", recipients: [.init(stored, label: "file")])
         var rotated = first
         for _ in 0..<2 { rotated = try await sealer().rotateDEK(plaintext, over: rotated.state, keys: [stored], rotatingVaultSecret: true) }
         try write(
-            "anchored-epoch-3", blob: rotated.blob, dek: rotated.state.dek, kind: "file", key: octet(fileKey), kekID: stored.kekID,
-            alg: "A256KW", envelope: rotated.state.envelope,
-            extra: try outcome(rotated) + reader(counter: first.state.counter, anchor: first.state.identity?.anchor))
+            "anchored-bound-epoch-3", blob: rotated.blob, dek: rotated.state.dek, kind: "file", key: octet(fileKey), kekID: stored.kekID,
+            alg: "A256KW", envelope: rotated.state.envelope, extra: try outcome(rotated) + reader(counter: 0, anchor: nil))
 
         // The seed's form with the two wraps its §1 also allows: an A256KW stored key and RSA-OAEP-256.
         for (name, wrapping, kind, key) in [
@@ -221,5 +222,15 @@ import VaultTestSupport
             alg: "ECDH-ES+A256KW",
             extra: [("expect_error", .string("pairingMismatch")), ("confirmation_code", .string(wrongCode))]
                 + reader(counter: 0, anchor: nil))
+
+        // Issue 26 point 5: a removed member's copy of the recovery code's epoch-1 wrap in an epoch-2 blob of its own
+        // (its kept DEK, a secret of its own); a new device restoring with the unchanged code pinned nothing.
+        let recovery = try RecoveryCodeKEK(code: code)
+        let withCode = try await sealer().create(
+            plaintext, vaultID: "copied", recipients: [.init(device, label: "Phone"), .init(recovery, label: "Recovery code")])
+        let copied = try await WrapBindingTests.forgedNextEpoch(of: withCode.state)
+        try write(
+            "negative-copied-wrap", blob: copied, dek: nil, kind: "recovery-code", key: [("recovery_code", .string(code.formatted))],
+            kekID: recovery.kekID, alg: "A256KW", extra: [("expect_error", .string("writerNotMember"))] + reader(counter: 0, anchor: nil))
     }
 }

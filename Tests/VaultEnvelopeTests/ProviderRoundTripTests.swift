@@ -36,7 +36,8 @@ import VaultCrypto
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         let entry = try await roundTrip(key)
         #expect(entry.scheme == .a256kw(.stored))
-        #expect(entry.encryptedKey.count == 40)
+        // A symmetric entry of an anchored vault wraps the 56-byte bound payload (FORMAT.md §11.9): 64 bytes of RFC 3394.
+        #expect(entry.encryptedKey.count == 64)
         // Reopened from its file, the key has the same id and still opens the vault.
         #expect(try SymmetricKEK(contentsOf: url).kekID == key.kekID)
         #expect(key.kekID.count == 22)
@@ -77,7 +78,7 @@ import VaultCrypto
     @Test func seedSelfECDH() async throws {
         let key = SelfECDHKEK(privateKey: try P256.KeyAgreement.PrivateKey())
         let entry = try await roundTrip(key)
-        #expect(entry.encryptedKey.count == 60)
+        #expect(entry.encryptedKey.count == 12 + 56 + 16)  // IV ‖ the bound payload's ciphertext ‖ tag
         #expect(Base64URL.decode(key.kekID) == key.privateKey.publicKey.rawRepresentation)
     }
 
@@ -87,7 +88,7 @@ import VaultCrypto
             Issue.record("scheme \(entry.scheme)")
             return
         }
-        #expect(iv.count == 12 && tag.count == 16 && entry.encryptedKey.count == 32)
+        #expect(iv.count == 12 && tag.count == 16 && entry.encryptedKey.count == 56)  // the bound payload
     }
 
     @Test func oneBlobForEveryProviderOpensWithEach() async throws {

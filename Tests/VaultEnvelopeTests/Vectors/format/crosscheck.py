@@ -241,7 +241,7 @@ def check_entry(entry, index):
     dek_cipher = b64u(entry["dek_cipher"], "malformed", f"{what}.dek_cipher")
     allowed = {"kek_id", "dek_cipher", "alg", "label", "created"}
     if alg == "A256KW":
-        length, kdf = 40, entry.get("kdf")
+        lengths, kdf = (40, 64), entry.get("kdf")  # §11.9: a symmetric entry may wrap the 56-byte bound payload
         if kdf is None:
             pass
         elif kdf == "HKDF-SHA256":
@@ -257,24 +257,24 @@ def check_entry(entry, index):
         else:
             refuse("malformed", f"{what}.kdf")
     elif alg == "A256GCMKW":
-        length = 32
+        lengths = (32, 56)
         allowed |= {"iv", "tag"}
         if len(b64u(entry.get("iv"), "malformed", f"{what}.iv")) != 12 or len(b64u(entry.get("tag"), "malformed", f"{what}.tag")) != 16:
             refuse("malformed", f"{what}: iv must be 12 bytes, tag 16")
     elif alg == "RSA-OAEP-256":
         allowed |= {"jwk"}
-        length = len(b64u(check_jwk(entry.get("jwk"), "RSA", f"{what}.jwk")["n"], "malformed", "n"))
+        lengths = (len(b64u(check_jwk(entry.get("jwk"), "RSA", f"{what}.jwk")["n"], "malformed", "n")),)
     elif alg == "ECDH-ES+A256KW":
-        length = 40
+        lengths = (40,)
         allowed |= {"epk", "jwk"}
         check_jwk(entry.get("epk"), "EC", f"{what}.epk")
         check_jwk(entry.get("jwk"), "EC", f"{what}.jwk")
     elif alg == "WV-ECDH-SELF+A256GCMKW":
-        length = 60
+        lengths = (60, 84)
     else:
         refuse("unsupportedAlgorithm", f"{what}.alg {alg}")
-    if len(dek_cipher) != length:
-        refuse("malformed", f"{what}.dek_cipher must be {length} bytes")
+    if len(dek_cipher) not in lengths:
+        refuse("malformed", f"{what}.dek_cipher must be {' or '.join(map(str, lengths))} bytes")
     only(entry, allowed, what)
     if not isinstance(entry.get("label"), str) or code_points(entry["label"]) > 256:
         refuse("malformed", f"{what}.label")
@@ -439,7 +439,7 @@ class Key:
             raise ValueError(f"unknown kind {self.kind}")
 
     def unwrap(self, entry):
-        """§4: the DEK of one entry, or unwrapFailed (another scheme, another key, an altered entry, not 32 bytes)."""
+        """§4: what one entry wraps (a 32-byte DEK, or a symmetric entry's 56-byte bound payload, §11.9), or unwrapFailed."""
         wrapped = b64u(entry["dek_cipher"], "malformed", "dek_cipher", empty_ok=True)
         seed = "alg" not in entry
         if not seed and (entry["alg"], entry.get("kdf")) != self.alg:
@@ -450,8 +450,8 @@ class Key:
             elif self.kind == "aes-gcm" and not seed:
                 dek = gcm_open(self.secret, b64u(entry["iv"], "malformed", "iv"), wrapped, b64u(entry["tag"], "malformed", "tag"))
             elif self.kind in ("aes-gcm", "p256-self"):
-                if len(wrapped) != 60:
-                    refuse("unwrapFailed", "not iv(12) || ciphertext(32) || tag(16)")
+                if len(wrapped) not in (60, 84):
+                    refuse("unwrapFailed", "not iv(12) || ciphertext(32 or 56) || tag(16)")
                 key = self.secret if self.kind == "aes-gcm" else hkdf(self.private.exchange(ec.ECDH(), self.private.public_key()), b"vault-kek-v1")
                 dek = gcm_open(key, wrapped[:12], wrapped[12:-16], wrapped[-16:])
             elif self.kind == "rsa":
@@ -473,8 +473,8 @@ class Key:
                 dek = aes_key_unwrap(ConcatKDFHash(algorithm=hashes.SHA256(), length=32, otherinfo=other).derive(shared), wrapped)
         except (InvalidUnwrap, InvalidTag, ValueError):
             refuse("unwrapFailed", "the key does not unwrap this entry")
-        if len(dek) != 32:
-            refuse("unwrapFailed", "the DEK is not 32 bytes")
+        if len(dek) != 32 and not (len(dek) == 56 and self.kind in ("file", "recovery-code", "passphrase", "aes-gcm", "p256-self")):
+            refuse("unwrapFailed", "neither a 32-byte DEK nor a symmetric entry's bound payload")
         return dek
 
 
@@ -537,7 +537,8 @@ def read(raw, vector):
     dek, entry = None, None
     for candidate in candidates if not extended else candidates[:1]:  # seed entries sharing a kek_id: in turn (§4.2)
         try:
-            dek, entry = key.unwrap(candidate), candidate
+            payload, entry = key.unwrap(candidate), candidate
+            dek, binding = payload[:32], payload[32:] or None
             break
         except Refused:
             if candidate is candidates[-1] or extended:
@@ -562,6 +563,11 @@ def read(raw, vector):
     if anchored:  # step 7, §11.3 step 2
         raw_id, secrets = open_vault_secret(blob, dek)
         epoch = blob["epoch"]
+        # §11.9: a symmetric entry proves its writer when bound to this vault and epoch, unbound at epoch 1 only.
+        if binding is not None and binding != raw_id + struct.pack(">Q", epoch):
+            refuse("writerNotMember", "the entry was wrapped for another epoch or vault")
+        if binding is None and epoch > 1:
+            authenticates = False
         new = {"vault_id": blob["vault_id"], "epoch": epoch, "fingerprint": b64u_encode(fingerprint(raw_id, epoch, secrets[epoch]))}
         if pinned:
             if pinned["epoch"] not in secrets:
@@ -575,6 +581,8 @@ def read(raw, vector):
             if re.sub(r"[^0-9]", "", code) != re.sub(r"[^0-9]", "", confirmation_code(secrets[epoch], raw_id, epoch, entry["kek_id"], raw)):
                 refuse("pairingMismatch", "the confirmation code differs")
         anchor = new
+    elif binding is not None:
+        refuse("writerNotMember", "a bound entry in a blob that names no vault")
     elif not pinned and not authenticates:  # §11.3: no identity, no pinned anchor, a public-key entry proves no writer
         refuse("unconfirmedVault", "no vault identity read through a public-key entry")
     if extended:  # step 8
@@ -649,8 +657,7 @@ def main():
         except Exception as error:  # noqa: BLE001 - report every vector, then fail
             failures += 1
             print(f"FAIL  {name:44} {type(error).__name__}: {error}")
-    proof = directory / "write-proof.json"
-    if proof.exists():
+    for proof in sorted(directory.glob("*write-proof.json")):  # Python-written and Kotlin-written
         names.append(proof.name)
         try:
             print(f"ok    {proof.name:44} {check_write_proof(proof)}")

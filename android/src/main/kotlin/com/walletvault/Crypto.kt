@@ -100,21 +100,23 @@ internal object Crypto {
         return engine.wrap(dek, 0, dek.size)
     }
 
-    /** RFC 3394 unwrap; the result must be 32 bytes (FORMAT.md §4.1). */
+    /** RFC 3394 unwrap; the result must be a 32-byte DEK or a 56-byte bound payload (FORMAT.md §4.1, §11.9). */
     fun aesKeyUnwrap(key: ByteArray, wrapped: ByteArray, context: String): ByteArray {
-        if (wrapped.size != 40) throw VaultException.UnwrapFailed("$context: dek_cipher is ${wrapped.size} bytes, not 40")
+        if (wrapped.size != 40 && wrapped.size != 64) throw VaultException.UnwrapFailed("$context: dek_cipher is ${wrapped.size} bytes, not 40 or 64")
         val engine = RFC3394WrapEngine(AESEngine())
         engine.init(false, KeyParameter(key))
         return try {
-            checkedDek(engine.unwrap(wrapped, 0, wrapped.size), context)
+            checkedPayload(engine.unwrap(wrapped, 0, wrapped.size), context)
         } catch (e: InvalidCipherTextException) {
             throw VaultException.UnwrapFailed("$context: the key does not unwrap this entry")
         }
     }
 
-    fun checkedDek(dek: ByteArray, context: String): ByteArray {
-        if (dek.size != 32) throw VaultException.UnwrapFailed("$context: the unwrapped DEK is ${dek.size} bytes, not 32")
-        return dek
+    /** A 32-byte DEK or a 56-byte [WrapBinding] payload, so a wrapped key of another size cannot downgrade the vault cipher. */
+    fun checkedPayload(payload: ByteArray, context: String): ByteArray {
+        if (payload.size != 32 && payload.size != WrapBinding.PAYLOAD_BYTES)
+            throw VaultException.UnwrapFailed("$context: the unwrapped key is ${payload.size} bytes, neither a DEK (32) nor a bound payload (56)")
+        return payload
     }
 
     // MARK: P-256

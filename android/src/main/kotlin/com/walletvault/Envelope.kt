@@ -183,10 +183,11 @@ class WrappedKey(
             val dekCipher = reader.bytes("dek_cipher")
             val allowed = hashSetOf("kek_id", "dek_cipher", "alg", "label", "created")
             val scheme: Scheme
-            val expected: Int
+            // A symmetric entry may wrap a bound payload (WrapBinding), 24 bytes longer than a DEK.
+            val expected: List<Int>
             when (alg) {
                 "A256KW" -> {
-                    expected = 40
+                    expected = listOf(40, 64)
                     scheme = when (reader.optionalString("kdf")) {
                         null -> Scheme.A256kwStored
                         "HKDF-SHA256" -> { allowed.add("kdf"); Scheme.A256kwRecoveryCode }
@@ -200,7 +201,7 @@ class WrappedKey(
                     }
                 }
                 "A256GCMKW" -> {
-                    expected = 32
+                    expected = listOf(32, 56)
                     allowed.addAll(listOf("iv", "tag"))
                     val iv = reader.bytes("iv")
                     val tag = reader.bytes("tag")
@@ -211,11 +212,11 @@ class WrappedKey(
                     allowed.add("jwk")
                     val recipient = PublicJwk.parse(reader.member("jwk"), "$path.jwk") as? PublicJwk.Rsa
                         ?: throw VaultException.Malformed("$path.jwk must be an RSA key")
-                    expected = recipient.n.size
+                    expected = listOf(recipient.n.size)
                     scheme = Scheme.RsaOaep256(recipient)
                 }
                 "ECDH-ES+A256KW" -> {
-                    expected = 40
+                    expected = listOf(40)
                     allowed.addAll(listOf("epk", "jwk"))
                     val epk = PublicJwk.parse(reader.member("epk"), "$path.epk") as? PublicJwk.P256
                     val jwk = PublicJwk.parse(reader.member("jwk"), "$path.jwk") as? PublicJwk.P256
@@ -223,11 +224,11 @@ class WrappedKey(
                     scheme = Scheme.EcdhEsA256kw(epk, jwk)
                 }
                 else -> {
-                    expected = 60
+                    expected = listOf(60, 84)
                     scheme = Scheme.SelfEcdh
                 }
             }
-            if (dekCipher.size != expected) throw VaultException.Malformed("$path.dek_cipher must be $expected bytes for $alg")
+            if (dekCipher.size !in expected) throw VaultException.Malformed("$path.dek_cipher must be ${expected.joinToString(" or ")} bytes for $alg")
             reader.refuseMembers(allowed)
             val label = reader.string("label")
             if (label.codePointCount(0, label.length) > MAX_LABEL_CHARACTERS) throw VaultException.Malformed("$path.label must have at most $MAX_LABEL_CHARACTERS characters")

@@ -19,13 +19,13 @@ interface KeyWrapping {
     /** Whether wrapping works without the holder (no prompt); DEK rotation re-wraps only these unattended. */
     val canWrapWithoutHolder: Boolean
 
-    /** Wraps [dek] (32 bytes); label and creation time are stamped by the sealer. */
+    /** Wraps [dek] (a 32-byte DEK, or the 56-byte payload [WrapBinding] makes); label and creation time are stamped by the sealer. */
     suspend fun wrap(dek: ByteArray): WrappedKey
 }
 
 /** A key whose holder can also unwrap. */
 interface KeyEncryptionKey : KeyWrapping {
-    /** Unwraps the DEK of an entry whose `kek_id` is this key's; `unwrapFailed`, `invalidated` or `keyStorage` otherwise. */
+    /** Unwraps what an entry whose `kek_id` is this key's wraps (a DEK or a bound payload, [WrapBinding]); `unwrapFailed`, `invalidated` or `keyStorage` otherwise. */
     suspend fun unwrap(entry: WrappedKey): ByteArray
 }
 
@@ -117,7 +117,6 @@ class PassphraseKek private constructor(key: ByteArray, val salt: ByteArray, val
     }
 }
 
-/** Splits a seed-layout `dek_cipher` (iv ‖ ciphertext ‖ tag, 60 bytes). */
 /** The IV and `ciphertext ‖ tag` of an `A256GCMKW` entry or of the seed's Android layout, for either AES-GCM key. */
 private fun gcmWrapParts(entry: WrappedKey): Pair<ByteArray, ByteArray> = when (val s = entry.scheme) {
     is Scheme.A256gcmkw -> Pair(s.iv, entry.dekCipher + s.tag)
@@ -125,9 +124,16 @@ private fun gcmWrapParts(entry: WrappedKey): Pair<ByteArray, ByteArray> = when (
     else -> throw mismatch(entry, "A256GCMKW")
 }
 
+/** Splits a seed-layout `dek_cipher`: iv ‖ ciphertext ‖ tag, 60 bytes (a DEK) or 84 (a bound payload). */
 private fun seedLayout(dekCipher: ByteArray): Pair<ByteArray, ByteArray> {
-    if (dekCipher.size != 60) throw VaultException.UnwrapFailed("dek_cipher is not a 60-byte AES-GCM IV ‖ ciphertext ‖ tag")
-    return Pair(dekCipher.copyOfRange(0, 12), dekCipher.copyOfRange(12, 60))
+    if (dekCipher.size != 60 && dekCipher.size != 84) throw VaultException.UnwrapFailed("dek_cipher is not a 60- or 84-byte AES-GCM IV ‖ ciphertext ‖ tag")
+    return Pair(dekCipher.copyOfRange(0, 12), dekCipher.copyOfRange(12, dekCipher.size))
+}
+
+/** An `A256GCMKW` entry from a GCM output (`ciphertext ‖ tag`) over [payload]. */
+private fun gcmEntry(kekId: String, iv: ByteArray, sealed: ByteArray, payload: ByteArray): WrappedKey {
+    if (iv.size != 12 || sealed.size != payload.size + 16) throw VaultException.CryptoFailure("the cipher is not AES-GCM with a 12-byte IV and 16-byte tag")
+    return WrappedKey(kekId, sealed.copyOfRange(0, payload.size), Scheme.A256gcmkw(iv, sealed.copyOfRange(payload.size, sealed.size)))
 }
 
 /** A software AES-256-GCM key-encryption key (`A256GCMKW`, and the seed's Android layout); see [KeystoreKek] for Android. */
@@ -138,7 +144,7 @@ class AesGcmKek(private val key: ByteArray, kekId: String? = null) : KeyEncrypti
 
     override suspend fun wrap(dek: ByteArray): WrappedKey {
         val (iv, sealed) = Crypto.gcmSeal(key, dek, null)
-        return WrappedKey(kekId, sealed.copyOfRange(0, 32), Scheme.A256gcmkw(iv, sealed.copyOfRange(32, 48)))
+        return gcmEntry(kekId, iv, sealed, dek)
     }
 
     /** The seed's Android layout: `wrapIv ‖ doFinal(dek)`. */
@@ -150,7 +156,7 @@ class AesGcmKek(private val key: ByteArray, kekId: String? = null) : KeyEncrypti
     override suspend fun unwrap(entry: WrappedKey): ByteArray {
         val (iv, sealed) = gcmWrapParts(entry)
         val dek = Crypto.gcmOpen(key, iv, sealed, null) ?: throw VaultException.UnwrapFailed("AES-GCM key wrap: the key does not unwrap this entry")
-        return Crypto.checkedDek(dek, "A256GCMKW")
+        return Crypto.checkedPayload(dek, "A256GCMKW")
     }
 }
 
@@ -187,8 +193,7 @@ public class KeystoreKek(
 
     override suspend fun wrap(dek: ByteArray): WrappedKey {
         val (iv, sealed) = run(true, null, dek)
-        if (iv.size != 12 || sealed.size != 48) throw VaultException.CryptoFailure("the Keystore cipher is not AES-GCM with a 12-byte IV and 16-byte tag")
-        return WrappedKey(kekId, sealed.copyOfRange(0, 32), Scheme.A256gcmkw(iv, sealed.copyOfRange(32, 48)))
+        return gcmEntry(kekId, iv, sealed, dek)
     }
 
     /** The seed's Android layout, `dek_cipher = wrapIv ‖ wrapCipher.doFinal(dek)`, for seed-form blobs. */
@@ -199,7 +204,7 @@ public class KeystoreKek(
 
     override suspend fun unwrap(entry: WrappedKey): ByteArray {
         val (iv, sealed) = gcmWrapParts(entry)
-        return Crypto.checkedDek(run(false, iv, sealed).second, "A256GCMKW")
+        return Crypto.checkedPayload(run(false, iv, sealed).second, "A256GCMKW")
     }
 
     public companion object {
@@ -345,7 +350,7 @@ class SelfEcdhKek(private val privateKey: PrivateKey, private val x: ByteArray, 
         if (entry.scheme !is Scheme.SelfEcdh && entry.scheme !is Scheme.Seed) throw mismatch(entry, "WV-ECDH-SELF+A256GCMKW")
         val (iv, sealed) = seedLayout(entry.dekCipher)
         val dek = Crypto.gcmOpen(wrappingKey(), iv, sealed, null) ?: throw VaultException.UnwrapFailed("self-ECDH: the key does not unwrap this entry")
-        return Crypto.checkedDek(dek, "WV-ECDH-SELF+A256GCMKW")
+        return Crypto.checkedPayload(dek, "WV-ECDH-SELF+A256GCMKW")
     }
 
     companion object {
@@ -376,7 +381,7 @@ class RsaKek(private val privateKey: RSAPrivateCrtKey) : KeyEncryptionKey {
             try {
                 val cipher = Cipher.getInstance("RSA/ECB/OAEPPadding")
                 cipher.init(Cipher.DECRYPT_MODE, privateKey, padding)
-                return Crypto.checkedDek(cipher.doFinal(entry.dekCipher), "RSA-OAEP-256")
+                return Crypto.checkedPayload(cipher.doFinal(entry.dekCipher), "RSA-OAEP-256")
             } catch (e: GeneralSecurityException) {
                 continue
             }

@@ -232,19 +232,22 @@ class VaultOpener(
         val key = keys.firstOrNull { k -> envelope.entries.any { it.kekId == k.kekId } }
             ?: throw VaultException.NoMatchingKey("none of the ${keys.size} keys has an entry")
         var entry: WrappedKey? = null
-        var dek: ByteArray? = null
+        var payload: ByteArray? = null
         var failure: VaultException.UnwrapFailed? = null
         for (candidate in envelope.entries) {
             if (candidate.kekId != key.kekId) continue
             try {
-                dek = key.unwrap(candidate)
+                payload = key.unwrap(candidate)
                 entry = candidate
                 break
             } catch (e: VaultException.UnwrapFailed) {
                 failure = e
             }
         }
-        if (dek == null || entry == null) throw failure ?: VaultException.UnwrapFailed("no entry unwraps")
+        if (payload == null || entry == null) throw failure ?: VaultException.UnwrapFailed("no entry unwraps")
+        // A seed-form entry names no algorithm: the key that unwrapped it says (Swift: `entry.algorithm ?? key.algorithm`).
+        val symmetric = if (entry.scheme is Scheme.Seed) Scheme.algorithmAuthenticatesWriter(key.alg) else entry.scheme.authenticatesWriter
+        val (dek, binding) = WrapBinding.split(payload, symmetric)
         val plaintext: ByteArray
         var secrets: VaultSecrets? = null
         if (counter != null) {
@@ -258,8 +261,7 @@ class VaultOpener(
             plaintext = Crypto.gcmOpen(dek, envelope.iv, envelope.ciphertext + envelope.tag, null)
                 ?: throw VaultException.CiphertextAltered("the vault ciphertext, IV or tag does not verify")
         }
-        // A seed-form entry names no algorithm: the key that unwrapped it says (Swift: `entry.algorithm ?? key.algorithm`).
-        val authenticated = if (entry.scheme is Scheme.Seed) Scheme.algorithmAuthenticatesWriter(key.alg) else entry.scheme.authenticatesWriter
+        val authenticated = WrapBinding.provesWriter(binding, symmetric, secrets)
         if (secrets != null && mode != Mode.PAST) {
             if (pinned != null) {
                 val carried = secrets.secret(pinned.epoch)
@@ -307,8 +309,9 @@ class VaultSealer(
     suspend fun create(plaintext: ByteArray, vaultId: String, recipients: List<Recipient>): SealedVault {
         val dek = Crypto.randomBytes(32)
         val now = UtcTime.formatted(clock())
-        val entries = recipients.map { it.key.wrap(dek).labeled(it.label, now) }
-        return write(plaintext, dek, entries, vaultId, 0, 1, null, VaultSecrets.mint(), null)
+        val secrets = VaultSecrets.mint()
+        val entries = recipients.map { it.key.wrap(WrapBinding.payload(dek, it.key, secrets)).labeled(it.label, now) }
+        return write(plaintext, dek, entries, vaultId, 0, 1, null, secrets, null)
     }
 
     /**
@@ -337,6 +340,8 @@ class VaultSealer(
                           rotateVaultSecret: Boolean = false): SealedVault {
         val dek = Crypto.randomBytes(32)
         val now = UtcTime.formatted(clock())
+        // The new secrets first: the symmetric entries are bound to the epoch they are written for.
+        val secrets = nextSecrets(over, rotateVaultSecret)
         val entries = ArrayList<WrappedKey>()
         val skipped = ArrayList<SkippedEntry>()
         for (entry in over.entries) {
@@ -348,18 +353,19 @@ class VaultSealer(
             if (key == null) { skipped.add(SkippedEntry(entry.kekId, label, "keyNotAvailable")); continue }
             if (!key.canWrapWithoutHolder && !allowingPrompts) { skipped.add(SkippedEntry(entry.kekId, label, "needsHolder")); continue }
             try {
-                entries.add(key.wrap(dek).labeled(label, entry.created ?: now))
+                entries.add(key.wrap(WrapBinding.payload(dek, key, secrets)).labeled(label, entry.created ?: now))
             } catch (e: VaultException) {
                 skipped.add(SkippedEntry(entry.kekId, label, e.code))
             }
         }
-        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, nextSecrets(over, rotateVaultSecret), over.secrets)
+        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, secrets, over.secrets)
     }
 
     /** Wraps the DEK for one more key; the next seal writes the entry. */
     suspend fun enroll(key: KeyWrapping, label: String, state: VaultState): VaultState {
         if (state.entries.any { it.kekId == key.kekId }) throw VaultException.NoRecipients("the vault already has an entry for this kek_id")
-        return state.withEntries(state.entries + key.wrap(state.dek).labeled(label, UtcTime.formatted(clock())))
+        val payload = WrapBinding.payload(state.dek, key, state.secrets)
+        return state.withEntries(state.entries + key.wrap(payload).labeled(label, UtcTime.formatted(clock())))
     }
 
     /**

@@ -90,6 +90,43 @@ class KotlinVectorWriter {
         sealed("kotlin-anchored-wv-ecdh-self+a256gcmkw", selfKey, "p256-self", ec(d, raw.copyOfRange(0, 32), raw.copyOfRange(32, 64)))
 
         revocationVectors()
+        boundRecoveryVector()
+        writeProofVector()
+    }
+
+    /**
+     * FORMAT.md §11.9 written by the Kotlin sealer: after a revocation (epoch 2) the recovery code's entry wraps the
+     * bound payload; a reader with the code and nothing pinned opens it and pins epoch 2.
+     */
+    private fun boundRecoveryVector() {
+        val code = RecoveryCode.generate()
+        val sealer = VaultSealer(InMemoryCounterStore(), hint = "Kotlin vector writer")
+        val removed = DeviceKek.generate()
+        val created = runSuspending {
+            sealer.create(TestSupport.plaintext, "vectors", listOf(Recipient(RecoveryCodeKek(code), "Recovery code"), Recipient(removed, "Removed")))
+        }
+        val revoked = runSuspending { sealer.rotateDek(TestSupport.plaintext, sealer.revoke(removed.kekId, created.state), listOf(RecoveryCodeKek(code))) }
+        write("kotlin-anchored-bound-recovery-code-epoch-2", revoked.blob, "recovery-code", Json.obj("recovery_code" to Json.str(code.formatted)),
+            RecoveryCodeKek(code).kekId, "A256KW", listOf("anchor" to anchorJson(revoked.state.anchor!!), "expect_counter" to Json.int(2)), revoked.state)
+    }
+
+    /** §11.8 written by the Kotlin library: `kotlin-write-proof.json`, in `write-proof.json`'s form: another vault's save. */
+    private fun writeProofVector() {
+        val id = ByteArray(16) { (0x10 + it).toByte() }
+        val basis = VaultSecrets(id, 5, (1 until VaultSecrets.carried(5)).map { ByteArray(32) } + listOf(ByteArray(32) { 0x33 }))
+        val next = VaultSecrets(id, 6, (1 until VaultSecrets.carried(6)).map { ByteArray(32) } + listOf(ByteArray(32) { 0x44 }))
+        val body = "{\"v\":1,\"counter\":7}"
+        val message = WriteProof.message("save", "2026-12-02T07:00:00.000Z", Crypto.utf8(body), WriteKey.of(next).publicKey)
+        val vector = Json.obj(
+            "description" to Json.str("FORMAT.md \u00a711.8 written by the Kotlin library (KotlinVectorWriter): the write key of epoch 5 of a " +
+                "vault whose S_5 is 32 bytes 0x33 and vault_id the bytes 10..1f; the key of epoch 6 for S_6 = 32 bytes 0x44; one save's " +
+                "proof message and an ES256 signature of it by the epoch-5 key (BouncyCastle, RFC 6979 nonces). Byte strings are unpadded base64url."),
+            "vault_secret" to b64(basis.secrets.last()), "vault_id" to b64(id), "epoch" to Json.int(5),
+            "write_key" to b64(WriteKey.of(basis).publicKey),
+            "next_vault_secret" to b64(next.secrets.last()), "next_epoch" to Json.int(6), "next_write_key" to b64(WriteKey.of(next).publicKey),
+            "action" to Json.str("save"), "stored_sync_id" to Json.str("2026-12-02T07:00:00.000Z"), "body" to Json.str(body),
+            "message" to b64(message), "signature" to b64(WriteKey.of(basis).sign(message)))
+        File(out, "kotlin-write-proof.json").writeBytes(Json.write(vector) + byteArrayOf(0x0A))
     }
 
     /**

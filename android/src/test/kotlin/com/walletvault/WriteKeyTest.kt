@@ -9,9 +9,15 @@ import java.io.File
 import java.math.BigInteger
 import java.security.Signature
 
-/** FORMAT.md §11.8 against write-proof.json, which Swift and crosscheck.py read too. */
-class WriteKeyTest {
-    private val vector = Json.parse(File(TestSupport.vectorDirectory, "write-proof.json").readBytes()) as JsonValue.Obj
+/** FORMAT.md §11.8 against write-proof.json (Python-written), which Swift and crosscheck.py read too. */
+class WriteKeyTest : WriteProofVectorChecks("write-proof.json")
+
+/** The same checks against kotlin-write-proof.json, which this library wrote (KotlinVectorWriter). */
+class KotlinWrittenWriteProofTest : WriteProofVectorChecks("kotlin-write-proof.json")
+
+/** The checks of one write-proof vector file. */
+abstract class WriteProofVectorChecks(file: String) {
+    private val vector = Json.parse(File(TestSupport.vectorDirectory, file).readBytes()) as JsonValue.Obj
     private fun bytes(name: String) = Base64Url.decode(vector[name]!!.string!!)!!
     private fun secrets(secret: String, epoch: String): VaultSecrets {
         val e = vector[epoch]!!.long!!
@@ -54,7 +60,7 @@ class WriteKeyTest {
         val basis = secrets("vault_secret", "epoch")
         val next = secrets("next_vault_secret", "next_epoch")
         val body = Crypto.utf8(vector["body"]!!.string!!)
-        val headers = WriteProof.headers("save", basis, next, vector["stored_sync_id"]!!.string!!, body)
+        val headers = WriteProof.headers(vector["action"]!!.string!!, basis, next, vector["stored_sync_id"]!!.string!!, body)
         assertEquals(vector["next_write_key"]!!.string, headers[WriteProof.WRITE_KEY_HEADER])
         assertTrue(verifies(bytes("write_key"), Base64Url.decode(headers[WriteProof.PROOF_HEADER]!!)!!, bytes("message")))
         // A first save (nothing stored to replace) names its key and proves nothing.
