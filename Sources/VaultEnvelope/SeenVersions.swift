@@ -5,6 +5,8 @@ import VaultCrypto
 /// `seenBlobsKept`, so that a second version under a counter already accepted is a detected fork.
 enum SeenVersions {
     private static let domain = Data("WalletVault-v1 version digest".utf8) + [0]
+    /// A version digest is a SHA-256.
+    static let digestByteCount = 32
 
     /// SHA-256 over the version's additional data (FORMAT.md §5.3: every header member), IV and tag; nil for the
     /// seed form, which has no counter.

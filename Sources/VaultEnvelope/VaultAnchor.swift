@@ -21,8 +21,11 @@ public struct VaultAnchor: Sendable, Hashable {
     }
 
     /// The fingerprint's first 8 bytes as four hex groups, for people to compare between two devices (§11.6).
-    public var displayFingerprint: String {
-        let hex = fingerprint.prefix(8).map { String(format: "%02x", $0) }.joined()
+    public var displayFingerprint: String { Self.grouped(fingerprint) }
+
+    /// The first 8 bytes of `digest` as 16 lower-case hex digits in four groups of four, as people compare them.
+    public static func grouped(_ digest: Data) -> String {
+        let hex = digest.prefix(8).map { String(format: "%02x", $0) }.joined()
         return stride(from: 0, to: hex.count, by: 4).map { offset in
             let start = hex.index(hex.startIndex, offsetBy: offset)
             return String(hex[start..<hex.index(start, offsetBy: 4)])

@@ -40,6 +40,9 @@ public struct VaultEnvelope: Sendable {
     public let epoch: UInt64?
     /// `vault_secret`'s bytes, opened with the DEK into a `VaultIdentity`.
     let sealedVaultSecret: Data?
+    /// `previous`: the version digest (`SeenVersions`) of the version this one was sealed over, which chains every
+    /// version to the ones before it (FORMAT.md §11.10); nil for a vault's first version and for earlier writers.
+    public let previous: Data?
 
     /// `macs`: one truncated HMAC per authenticated header member; nil in the seed's form.
     let macs: Data?
@@ -52,7 +55,7 @@ public struct VaultEnvelope: Sendable {
     /// The top-level members of the extended form; anything else is refused there.
     static let extendedMembers: Set<String> = [
         "v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "vault_id", "epoch",
-        "vault_secret", "macs",
+        "vault_secret", "previous", "macs",
     ]
     private static let identityMembers = ["vault_id", "epoch", "vault_secret"]
     private static let sealedMembers: Set<String> = ["cipher", "iv", "tag"]
@@ -107,6 +110,7 @@ public struct VaultEnvelope: Sendable {
             vaultIdentifier = nil
             epoch = nil
             sealedVaultSecret = nil
+            previous = nil
         } else {
             try reader.refuseMembers(otherThan: Self.extendedMembers)
             var parsed: [WrappedKey] = []
@@ -146,6 +150,16 @@ public struct VaultEnvelope: Sendable {
             default:
                 throw VaultEnvelopeError(.malformed, "vault_id, epoch and vault_secret appear together or not at all")
             }
+            if json["previous"] == nil {
+                previous = nil
+            } else {
+                let digest = try reader.bytes("previous")
+                guard vaultIdentifier != nil, digest.count == SeenVersions.digestByteCount else {
+                    throw VaultEnvelopeError(
+                        .malformed, "previous must be base64url of \(SeenVersions.digestByteCount) bytes, in a blob with a vault identity")
+                }
+                previous = digest
+            }
         }
         self.sealedBox = sealedBox
         updatedUtc = shape.updatedUtc
@@ -157,7 +171,7 @@ public struct VaultEnvelope: Sendable {
     /// Assembles an extended-form envelope the sealer has just made.
     init(
         entries: [WrappedKey], sealedBox: AES.GCM.SealedBox, updatedAt: UTCTimestamp, hint: String?,
-        counter: UInt64, dekSeals: UInt64, identity: VaultIdentity, sealedVaultSecret: Data, macs: Data,
+        counter: UInt64, dekSeals: UInt64, identity: VaultIdentity, sealedVaultSecret: Data, previous: Data?, macs: Data,
         headerMembers: [(key: String, value: JSONValue)]
     ) {
         self.entries = entries
@@ -170,6 +184,7 @@ public struct VaultEnvelope: Sendable {
         vaultIdentifier = identity.vaultID
         epoch = identity.epoch
         self.sealedVaultSecret = sealedVaultSecret
+        self.previous = previous
         self.macs = macs
         self.headerMembers = headerMembers
     }
@@ -177,7 +192,7 @@ public struct VaultEnvelope: Sendable {
     /// The header members of an extended-form blob before `macs` is added, in the order the blob lists them.
     static func unauthenticatedHeader(
         entries: [WrappedKey], updatedAt: UTCTimestamp, hint: String?, counter: UInt64, dekSeals: UInt64,
-        identity: VaultIdentity, sealedVaultSecret: Data
+        identity: VaultIdentity, sealedVaultSecret: Data, previous: Data?
     ) -> [(key: String, value: JSONValue)] {
         var members: [(key: String, value: JSONValue)] = [
             ("v", .integer(1)), ("wrappedDeks", .array(entries.map(\.jsonValue))),
@@ -189,6 +204,7 @@ public struct VaultEnvelope: Sendable {
             ("vault_id", .string(identity.vaultID)), ("epoch", .integer(Int64(identity.epoch))),
             ("vault_secret", .string(Base64URL.encode(sealedVaultSecret))),
         ]
+        if let previous { members.append(("previous", .string(Base64URL.encode(previous)))) }
         return members
     }
 

@@ -29,6 +29,9 @@ public struct VaultOpener: Sendable {
         let anchor: VaultAnchor?
         /// Whether this reader accepted or wrote another blob at the counter the one at hand names.
         let otherBlobAtThisCounter: Bool
+        /// The digest of the version this reader accepted or wrote just below the one at hand, which that one must
+        /// name as `previous` (FORMAT.md §11.10).
+        let digestJustBelow: Data?
     }
 
     /// How far above the highest accepted counter a blob may be (2^20): a writer adds 1 per version, so an honest
@@ -65,6 +68,11 @@ public struct VaultOpener: Sendable {
         if accepted.otherBlobAtThisCounter, let counter = envelope.counter {
             throw VaultEnvelopeError(
                 .forkDetected, "another version than the one this device accepted at counter \(counter): the server serves two")
+        }
+        if let below = accepted.digestJustBelow, envelope.previous != below, let counter = envelope.counter {
+            throw VaultEnvelopeError(
+                .forkDetected,
+                "version \(counter) does not follow the version \(counter - 1) this device accepted: the server serves a fork")
         }
         try await record(opened, anchor: try Self.anchorToPin(opened, accepted: accepted))
         return opened
@@ -149,12 +157,16 @@ public struct VaultOpener: Sendable {
 
     private func acceptedState(_ vaultID: String, envelope: VaultEnvelope) async throws -> Accepted {
         var other = false
-        if let counter = envelope.counter, let known = try await counterStore.acceptedDigest(for: vaultID, counter: counter) {
-            other = try SeenVersions.digest(of: envelope) != known
+        var below: Data?
+        if let counter = envelope.counter {
+            if let known = try await counterStore.acceptedDigest(for: vaultID, counter: counter) {
+                other = try SeenVersions.digest(of: envelope) != known
+            }
+            if counter > 1 { below = try await counterStore.acceptedDigest(for: vaultID, counter: counter - 1) }
         }
         return Accepted(
             counter: try await counterStore.highestCounter(for: vaultID), anchor: try await counterStore.anchor(for: vaultID),
-            otherBlobAtThisCounter: other)
+            otherBlobAtThisCounter: other, digestJustBelow: below)
     }
 
     /// The refusals that need no key: anchor first, so a cross-served or pre-anchor blob is named as such.

@@ -87,7 +87,7 @@ public struct VaultSealer: Sendable {
         }
         return try await write(
             plaintext, dek: dek, entries: entries, identity: identity, vaultID: vaultID, after: 0, dekSeals: 1, rotation: nil,
-            basis: nil)
+            basis: nil, previous: nil)
     }
 
     /// Seals the next version of a vault with its DEK and pending entries, rotating the DEK first when it is due.
@@ -104,7 +104,8 @@ public struct VaultSealer: Sendable {
         // A vault from before anchors gets its identity at its first write here (FORMAT.md §11.7).
         return try await write(
             plaintext, dek: state.dek, entries: state.entries, identity: state.identity ?? .create(), vaultID: state.vaultID,
-            after: state.counter, dekSeals: state.dekSeals + 1, rotation: nil, basis: state.identity
+            after: state.counter, dekSeals: state.dekSeals + 1, rotation: nil, basis: state.identity,
+            previous: try SeenVersions.digest(of: state.envelope)
         )
     }
 
@@ -155,7 +156,7 @@ public struct VaultSealer: Sendable {
         let rotation = DEKRotation(rewrapped: entries.map(\.kekID), skipped: skipped)
         return try await write(
             plaintext, dek: dek, entries: entries, identity: identity, vaultID: state.vaultID, after: state.counter,
-            dekSeals: 1, rotation: rotation, basis: state.identity
+            dekSeals: 1, rotation: rotation, basis: state.identity, previous: try SeenVersions.digest(of: state.envelope)
         )
     }
 
@@ -199,7 +200,7 @@ public struct VaultSealer: Sendable {
 
     private func write(
         _ plaintext: Data, dek: SymmetricKey, entries: [WrappedKey], identity: VaultIdentity, vaultID: String,
-        after previousCounter: UInt64, dekSeals: UInt64, rotation: DEKRotation?, basis: VaultIdentity?
+        after previousCounter: UInt64, dekSeals: UInt64, rotation: DEKRotation?, basis: VaultIdentity?, previous: Data?
     ) async throws -> SealedVault {
         guard !entries.isEmpty else { throw VaultEnvelopeError(.noRecipients, "no entry can unwrap the DEK") }
         guard Set(entries.map(\.kekID)).count == entries.count else {
@@ -223,7 +224,7 @@ public struct VaultSealer: Sendable {
         let sealedVaultSecret = try identity.sealed(dek: dek)
         var headerMembers = VaultEnvelope.unauthenticatedHeader(
             entries: entries, updatedAt: now, hint: hint, counter: counter, dekSeals: dekSeals, identity: identity,
-            sealedVaultSecret: sealedVaultSecret)
+            sealedVaultSecret: sealedVaultSecret, previous: previous)
         let macs = try HeaderAuthenticator(dek: dek).macs(for: .object(headerMembers))
         headerMembers.append(("macs", .string(Base64URL.encode(macs))))
         let sealedBox: AES.GCM.SealedBox
@@ -235,7 +236,7 @@ public struct VaultSealer: Sendable {
         }
         let envelope = VaultEnvelope(
             entries: entries, sealedBox: sealedBox, updatedAt: now, hint: hint, counter: counter, dekSeals: dekSeals,
-            identity: identity, sealedVaultSecret: sealedVaultSecret, macs: macs, headerMembers: headerMembers
+            identity: identity, sealedVaultSecret: sealedVaultSecret, previous: previous, macs: macs, headerMembers: headerMembers
         )
         let blob = envelope.encoded()
         guard blob.count <= maxBlobBytes else {

@@ -473,12 +473,22 @@ public actor VaultSyncEngine {
         }
     }
 
-    /// The pinned anchor's fingerprint (`1a2b 3c4d 5e6f 7a8b`), for people to compare between two devices: equal on
-    /// every member that has read the same secret epoch (FORMAT.md §11.6); nil before this device pinned the vault.
+    /// What two devices compare to see a fork (FORMAT.md §11.6, §11.10): the pinned anchor's fingerprint and the
+    /// newest version's digest, `epoch 3: 1a2b 3c4d 5e6f 7a8b, version 42: 9c0d 1e2f 3a4b 5c6d`; nil before this
+    /// device pinned the vault.
+    ///
+    /// Two members that synced the same version show the same text exactly when the server served them one
+    /// history: each version names its predecessor's digest, so the newest digest covers every version before it.
     ///
     /// - Throws: `SyncError` `.localStorage` when the counter file cannot be read.
     public func vaultFingerprint() async throws(SyncError) -> String? {
-        await counters.anchor(for: Self.vaultID).map { "epoch \($0.epoch): \($0.displayFingerprint)" }
+        guard let anchor = await counters.anchor(for: Self.vaultID) else { return nil }
+        let counter = await counters.highestCounter(for: Self.vaultID)
+        // The newest version's digest names every version before it (each names its predecessor's, FORMAT.md §11.10).
+        guard let head = await counters.acceptedDigest(for: Self.vaultID, counter: counter) else {
+            return "epoch \(anchor.epoch): \(anchor.displayFingerprint)"
+        }
+        return "epoch \(anchor.epoch): \(anchor.displayFingerprint), version \(counter): \(VaultAnchor.grouped(head))"
     }
 
     /// The approving half, second step: the six digits the new device must be given, so that it knows the blob it

@@ -63,8 +63,8 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .forkDetected:
             return CLIError(
                 .integrity,
-                "the server served another vault than the one this device already accepted under the same version "
-                    + "number (\(error.reason)); nothing was changed: compare `walletvault devices` fingerprints with your "
+                "the server served a version of the vault that is not in the history this device already accepted "
+                    + "(\(error.reason)); nothing was changed: compare `walletvault devices` fingerprints with your "
                     + "other devices and report it to the server's operator")
         case .tampered:
             return CLIError(

@@ -223,6 +223,25 @@ import VaultTestSupport
             extra: [("expect_error", .string("pairingMismatch")), ("confirmation_code", .string(wrongCode))]
                 + reader(counter: 0, anchor: nil))
 
+        // Issue 26 point 7: version 2 names version 1's digest (`previous`, §11.10). A reader that kept version 1 opens
+        // it; one that kept another version 2 (written over 1 by another member) refuses the 3 written over that one.
+        let genuineDigest = try #require(try SeenVersions.digest(of: genuine.state.envelope))
+        let chained = try await sealer().seal(plaintext, over: genuine.state)
+        try write(
+            "anchored-chained", blob: chained.blob, dek: chained.state.dek, kind: "p256", key: ec(deviceKey), kekID: device.kekID,
+            alg: "ECDH-ES+A256KW", envelope: chained.state.envelope,
+            extra: try outcome(chained) + reader(counter: 1, anchor: genuineAnchor, seen: [(1, genuineDigest)]))
+        let branchStore = InMemoryCounterStore()
+        let branch2 = try await VaultSealer(counterStore: branchStore, hint: "Vector writer", clock: TestSupport.clock()).seal(
+            plaintext, over: genuine.state)
+        let branch3 = try await VaultSealer(counterStore: branchStore, hint: "Vector writer", clock: TestSupport.clock()).seal(
+            plaintext, over: branch2.state)
+        try negative(
+            "negative-chain-fork", branch3.blob, .forkDetected,
+            reader: reader(
+                counter: chained.state.counter, anchor: genuineAnchor,
+                seen: [(chained.state.counter, try #require(try SeenVersions.digest(of: chained.state.envelope)))]))
+
         // Issue 26 point 5: a removed member's copy of the recovery code's epoch-1 wrap in an epoch-2 blob of its own
         // (its kept DEK, a secret of its own); a new device restoring with the unchanged code pinned nothing.
         let recovery = try RecoveryCodeKEK(code: code)

@@ -9,8 +9,8 @@ enum DevicesCommand {
         summary: "List the vault's entries (label, alg, created) and warn when too few ways in remain.",
         details: """
             Syncs first (--offline lists the last synced version). `*` marks this device's entry. The KEK_ID column is
-            what `revoke` takes (a unique prefix is enough). The vault fingerprint is the same on every device that read
-            the same version: compare it between two devices after a revocation.
+            what `revoke` takes (a unique prefix is enough). The vault fingerprint (epoch and newest version) is the same
+            on every device that read the same version of one history: compare it between two devices after a revocation.
             Example: walletvault devices
             """,
         arguments: .init(flags: ["--offline"]),

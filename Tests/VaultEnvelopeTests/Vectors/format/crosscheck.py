@@ -180,7 +180,7 @@ def check_shape(blob):
 # --- §3.2, §4.1, §11.1: the extended form, strictly -------------------------------------------------------------
 
 EXTENDED_MEMBERS = {"v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "macs",
-                    "vault_id", "epoch", "vault_secret"}
+                    "vault_id", "epoch", "vault_secret", "previous"}
 
 
 def positive(value, what):
@@ -303,6 +303,8 @@ def check_extended(blob):
         epoch = positive(blob["epoch"], "epoch")
         if len(b64u(blob["vault_secret"], "malformed", "vault_secret")) != 12 + 32 * min(epoch, 16) + 16:
             refuse("malformed", "vault_secret has the wrong length for its epoch")
+    if "previous" in blob and (not all(present) or len(b64u(blob["previous"], "malformed", "previous")) != 32):
+        refuse("malformed", "previous is 32 bytes, in a blob with a vault identity")  # §11.10
 
 
 # --- §5: the extended header ------------------------------------------------------------------------------------
@@ -558,6 +560,8 @@ def read(raw, vector):
                                 + b64u(blob["tag"], "invalidShape", "tag")).digest()
         if blob["counter"] in seen and seen[blob["counter"]] != b64u_encode(digest):
             refuse("forkDetected", "another version under an accepted counter")
+        if blob["counter"] - 1 in seen and blob.get("previous") != seen[blob["counter"] - 1]:  # §11.10: the chain
+            refuse("forkDetected", "the version does not follow the one accepted just below it")
     authenticates = (entry.get("alg") or key.alg[0]) in SYMMETRIC_ALGS
     anchor = pinned
     if anchored:  # step 7, §11.3 step 2

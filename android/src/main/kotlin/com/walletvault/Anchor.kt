@@ -21,8 +21,7 @@ class VaultAnchor(id: ByteArray, val epoch: Long, fingerprint: ByteArray) {
     val idText: String get() = Base64Url.encode(idBytes)
 
     /** The first 8 bytes of `F(e)` as 16 hex digits in groups of 4: what two members compare (§11.6). */
-    val shortFingerprint: String
-        get() = (0 until 8).joinToString("") { String.format(Locale.ROOT, "%02x", fingerprintBytes[it]) }.chunked(4).joinToString(" ")
+    val shortFingerprint: String get() = grouped(fingerprintBytes)
 
     fun sameVault(other: ByteArray): Boolean = Crypto.constantTimeEquals(idBytes, other)
 
@@ -35,6 +34,10 @@ class VaultAnchor(id: ByteArray, val epoch: Long, fingerprint: ByteArray) {
         get() = Json.obj("vault_id" to Json.str(idText), "epoch" to Json.int(epoch), "anchor" to Json.str(Base64Url.encode(fingerprintBytes)))
 
     companion object {
+        /** The first 8 bytes of [digest] as 16 lower-case hex digits in four groups of four, as people compare them. */
+        fun grouped(digest: ByteArray): String =
+            (0 until 8).joinToString("") { String.format(Locale.ROOT, "%02x", digest[it]) }.chunked(4).joinToString(" ")
+
         internal fun parse(value: JsonValue): VaultAnchor? {
             val obj = value as? JsonValue.Obj ?: return null
             val id = obj["vault_id"]?.string?.let { Base64Url.decode(it) } ?: return null

@@ -289,8 +289,12 @@ class VaultEnvelope internal constructor(
     vaultIdentifier: ByteArray? = null,
     /** §11.1 `epoch`; null unless the blob is anchored. */
     val epoch: Long? = null,
-    internal val sealedVaultSecret: ByteArray? = null
+    internal val sealedVaultSecret: ByteArray? = null,
+    previous: ByteArray? = null
 ) {
+    private val previousBytes = previous
+    /** §11.10 `previous`: the digest ([VersionDigests]) of the version this one was sealed over; null for a vault's first version and earlier writers. */
+    val previous: ByteArray? get() = previousBytes?.copyOf()
     private val vaultIdBytes = vaultIdentifier
     val isExtended: Boolean get() = counter != null
     /** Whether the blob carries `vault_id`, `epoch` and `vault_secret` (FORMAT.md §11.1). */
@@ -322,7 +326,7 @@ class VaultEnvelope internal constructor(
         const val MAX_ENTRIES = 64
         const val MAX_HINT_CHARACTERS = 256
         private val EXTENDED_MEMBERS = setOf("v", "wrappedDeks", "cipher", "iv", "tag", "updatedUtc", "hint", "counter", "dek_seals", "macs",
-            "vault_id", "epoch", "vault_secret")
+            "vault_id", "epoch", "vault_secret", "previous")
         /** §11.1: together or not at all, and only in the extended form. */
         val ANCHOR_MEMBERS = listOf("vault_id", "epoch", "vault_secret")
 
@@ -389,7 +393,11 @@ class VaultEnvelope internal constructor(
             val dekSeals = reader.positive("dek_seals")
             val macs = reader.bytes("macs")
             if (macs.size != HeaderAuthenticator.MACS_BYTES) throw VaultException.Malformed("macs must be ${HeaderAuthenticator.MACS_BYTES} bytes")
-            if (anchorMembers.isEmpty()) return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header)
+            val hasPrevious = top["previous"] != null
+            if (anchorMembers.isEmpty()) {
+                if (hasPrevious) throw VaultException.Malformed("previous is allowed only in a blob with a vault identity")
+                return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header)
+            }
             // §11.1: all three or none; exact sizes.
             val missing = ANCHOR_MEMBERS.firstOrNull { top[it] == null }
             if (missing != null) throw VaultException.Malformed("$missing is missing: vault_id, epoch and vault_secret appear together or not at all")
@@ -399,7 +407,9 @@ class VaultEnvelope internal constructor(
             val vaultSecret = reader.bytes("vault_secret")
             if (vaultSecret.size != VaultSecrets.sealedLength(epoch))
                 throw VaultException.Malformed("vault_secret must be ${VaultSecrets.sealedLength(epoch)} bytes for epoch $epoch, not ${vaultSecret.size}")
-            return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header, vaultIdentifier, epoch, vaultSecret)
+            val previous = if (hasPrevious) reader.bytes("previous") else null
+            if (previous != null && previous.size != VersionDigests.BYTES) throw VaultException.Malformed("previous must be ${VersionDigests.BYTES} bytes")
+            return VaultEnvelope(entries, iv, tag, ciphertext, updatedUtc, hint, counter, dekSeals, macs, header, vaultIdentifier, epoch, vaultSecret, previous)
         }
 
         private fun hasNulName(value: JsonValue): Boolean = when (value) {

@@ -446,6 +446,19 @@ class VaultSyncEngine(
     /** The anchor this device pinned (FORMAT.md §11.2); its [VaultAnchor.shortFingerprint] is what two members compare (§11.6). */
     fun anchor(): VaultAnchor? = guardedNow { store.anchors.anchor(VAULT_ID) }
 
+    /**
+     * What two devices compare to see a fork (FORMAT.md §11.6, §11.10), as Swift's `vaultFingerprint()`: the anchor's
+     * fingerprint and the newest version's digest, `epoch 3: 1a2b 3c4d 5e6f 7a8b, version 42: 9c0d 1e2f 3a4b 5c6d`; null
+     * before this device pinned the vault. Each version names its predecessor's digest, so equal texts mean one history.
+     */
+    fun fingerprint(): String? = guardedNow {
+        store.anchors.anchor(VAULT_ID)?.let { anchor ->
+            val counter = store.counters.highest(VAULT_ID)
+            val head = store.counters.acceptedDigest(VAULT_ID, counter)
+            "epoch ${anchor.epoch}: ${anchor.shortFingerprint}" + (head?.let { ", version $counter: ${VaultAnchor.grouped(it)}" } ?: "")
+        }
+    }
+
     /** After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new device key. */
     suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = recover { recoveryKey }
 

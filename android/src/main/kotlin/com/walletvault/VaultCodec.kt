@@ -20,6 +20,8 @@ interface CounterStore {
 object VersionDigests {
     /** More than the server's history (10 by default). */
     const val KEPT = 64
+    /** A digest is a SHA-256. */
+    const val BYTES = 32
     private val DOMAIN = Crypto.utf8("WalletVault-v1 version digest") + byteArrayOf(0)
 
     /** The digest of [envelope]; null for the seed form, which has no counter. */
@@ -129,13 +131,20 @@ class VaultOpener(
         return opened
     }
 
-    /** §11.7: `forkDetected` when another version's digest is kept at [envelope]'s counter; returns its digest. */
+    /**
+     * §11.7: `forkDetected` when another version's digest is kept at [envelope]'s counter, or (§11.10) when the one kept
+     * just below it is not the version [envelope] names as `previous`; returns its digest.
+     */
     private fun checkNotForked(envelope: VaultEnvelope, vaultId: String): ByteArray? {
         val counter = envelope.counter ?: return null
         val digest = VersionDigests.of(envelope) ?: return null
         val known = counters.acceptedDigest(vaultId, counter)
         if (known != null && !Crypto.constantTimeEquals(known, digest))
             throw VaultException.ForkDetected("another version than the one this device accepted at counter $counter: the server serves two")
+        val below = if (counter > 1) counters.acceptedDigest(vaultId, counter - 1) else null
+        val previous = envelope.previous
+        if (below != null && (previous == null || !Crypto.constantTimeEquals(below, previous)))
+            throw VaultException.ForkDetected("version $counter does not follow the version ${counter - 1} this device accepted: the server serves a fork")
         return digest
     }
 
@@ -311,7 +320,7 @@ class VaultSealer(
         val now = UtcTime.formatted(clock())
         val secrets = VaultSecrets.mint()
         val entries = recipients.map { it.key.wrap(WrapBinding.payload(dek, it.key, secrets)).labeled(it.label, now) }
-        return write(plaintext, dek, entries, vaultId, 0, 1, null, secrets, null)
+        return write(plaintext, dek, entries, vaultId, 0, 1, null, secrets, null, null)
     }
 
     /**
@@ -320,7 +329,8 @@ class VaultSealer(
      */
     suspend fun seal(plaintext: ByteArray, over: VaultState, keys: List<KeyWrapping> = emptyList(), allowingPrompts: Boolean = false): SealedVault {
         if (!over.envelope.isExtended || over.rotateSecret || over.dekSeals >= dekRotationThreshold) return rotateDek(plaintext, over, keys, allowingPrompts)
-        return write(plaintext, over.dek, over.entries, over.vaultId, over.counter, over.dekSeals + 1, null, nextSecrets(over), over.secrets)
+        return write(plaintext, over.dek, over.entries, over.vaultId, over.counter, over.dekSeals + 1, null, nextSecrets(over), over.secrets,
+            VersionDigests.of(over.envelope))
     }
 
     /**
@@ -358,7 +368,7 @@ class VaultSealer(
                 skipped.add(SkippedEntry(entry.kekId, label, e.code))
             }
         }
-        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, secrets, over.secrets)
+        return write(plaintext, dek, entries, over.vaultId, over.counter, 1, skipped, secrets, over.secrets, VersionDigests.of(over.envelope))
     }
 
     /** Wraps the DEK for one more key; the next seal writes the entry. */
@@ -392,8 +402,9 @@ class VaultSealer(
         VersionDigests.of(sealed.state.envelope)?.let { counters.remember(sealed.state.vaultId, counter, it) }
     }
 
+    /** [previousDigest] is the digest of the version sealed over (§11.10), null for a new vault. */
     private fun write(plaintext: ByteArray, dek: ByteArray, entries: List<WrappedKey>, vaultId: String, previous: Long,
-                      dekSeals: Long, skipped: List<SkippedEntry>?, secrets: VaultSecrets, basis: VaultSecrets?): SealedVault {
+                      dekSeals: Long, skipped: List<SkippedEntry>?, secrets: VaultSecrets, basis: VaultSecrets?, previousDigest: ByteArray?): SealedVault {
         if (entries.isEmpty()) throw VaultException.NoRecipients("no entry can unwrap the DEK")
         if (entries.map { it.kekId }.toSet().size != entries.size) throw VaultException.NoRecipients("two entries have the same kek_id")
         val tooLong = { text: String? -> text != null && text.codePointCount(0, text.length) > WrappedKey.MAX_LABEL_CHARACTERS }
@@ -411,12 +422,13 @@ class VaultSealer(
         members.add("vault_id" to Json.str(secrets.idText))
         members.add("epoch" to Json.int(secrets.epoch))
         members.add("vault_secret" to Json.str(Base64Url.encode(sealedSecret)))
+        previousDigest?.let { members.add("previous" to Json.str(Base64Url.encode(it))) }
         val macs = HeaderAuthenticator(dek).macs(JsonValue.Obj(members))
         members.add("macs" to Json.str(Base64Url.encode(macs)))
         val header = JsonValue.Obj(members)
         val (iv, sealed) = Crypto.gcmSeal(dek, plaintext, HeaderAuthenticator.additionalData(header))
         val envelope = VaultEnvelope(entries, iv, sealed.copyOfRange(sealed.size - 16, sealed.size), sealed.copyOfRange(0, sealed.size - 16),
-            (header["updatedUtc"] as JsonValue.Str).value, hint, counter, dekSeals, macs, header, secrets.id, secrets.epoch, sealedSecret)
+            (header["updatedUtc"] as JsonValue.Str).value, hint, counter, dekSeals, macs, header, secrets.id, secrets.epoch, sealedSecret, previousDigest)
         val blob = envelope.encoded()
         if (blob.size > maxBlobBytes) throw VaultException.BlobTooLarge("the blob would be ${blob.size} bytes; the server accepts at most $maxBlobBytes bytes")
         return SealedVault(blob, VaultState(vaultId, envelope, entries, dek, secrets), skipped, basis)

@@ -78,7 +78,11 @@ class AndroidDeviceTest {
             d.sync()
             assertEquals("P-2", d.value("passport"), d.label)
             assertEquals(2L, d.engine.anchor()!!.epoch, d.label)
+            // One history on every member: the same text to compare, naming the newest version (FORMAT.md §11.10).
+            assertEquals(a.engine.fingerprint(), d.engine.fingerprint(), d.label)
         }
+        assertTrue(a.engine.fingerprint()!!.matches(Regex("epoch 2: [0-9a-f]{4}( [0-9a-f]{4}){3}, version [0-9]+: [0-9a-f]{4}( [0-9a-f]{4}){3}")),
+            a.engine.fingerprint())
         expectSync(SyncException.Code.REMOVED_FROM_VAULT) { third.sync() }
 
         // An Android device revokes the old phone: the software member still opens the next epoch.

@@ -89,6 +89,7 @@ class NoRawExceptionTest {
         named("devices") { f -> f.phone.engine.devices() },
         named("keyHealth") { f -> f.phone.engine.keyHealth() },
         named("anchor") { f -> f.phone.engine.anchor() },
+        named("fingerprint") { f -> f.phone.engine.fingerprint() },
         named("pairingRequest") { f -> f.phone.engine.pairingRequest() },
         named("sync") { f -> f.phone.engine.sync() },
         named("createVault") { f -> f.phone.engine.createVault() },
