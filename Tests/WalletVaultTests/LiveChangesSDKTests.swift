@@ -16,6 +16,9 @@ import WalletVault
 /// built around an await.
 @Suite("changes() delivers other devices' saves as they happen")
 struct LiveChangesSDKTests {
+    /// How long a wait for many steps of `changes()` may take in the full parallel run on two shared cores.
+    static let loadedMachine = Duration.seconds(120)
+
     /// Reads `engine.changes()` on a task of its own, handing each report to the returned stream.
     static func watch(_ engine: VaultSyncEngine) -> (reports: AsyncStream<SyncReport>, task: Task<Void, any Error>) {
         let (reports, sink) = AsyncStream<SyncReport>.makeStream()
@@ -26,10 +29,10 @@ struct LiveChangesSDKTests {
         return (reports, task)
     }
 
-    /// Waits until `count` long-polls wait on `server`; whether they did.
-    static func waiting(_ count: Int, on server: InProcessServer) async throws -> Bool {
+    /// Waits until `count` long-polls wait on `server`, at most `timeout`; whether they did.
+    static func waiting(_ count: Int, on server: InProcessServer, timeout: Duration = .seconds(10)) async throws -> Bool {
         let metrics = server.application.metrics
-        return try await eventually { metrics.waitingLongPolls == count }
+        return try await eventually(timeout: timeout) { metrics.waitingLongPolls == count }
     }
 
     @Test func anotherDevicesSaveArrivesWithoutASync() async throws {
@@ -109,7 +112,9 @@ struct LiveChangesSDKTests {
         faults.play([.rateLimited(retryAfter: 7), .unavailable, .networkError] + Array(repeating: .unavailable, count: 6))
         let watcher = Self.watch(b.engine)
         defer { watcher.task.cancel() }
-        let waited1 = try await Self.waiting(1, on: server)
+        // Each failure is a few hops between tasks, and the parallel run's blocked tests starve the cooperative pool:
+        // the bound is a loaded machine's, not a measure (the pauses themselves are recorded, never made).
+        let waited1 = try await Self.waiting(1, on: server, timeout: Self.loadedMachine)
         #expect(waited1, "B's long-poll never waited once the failures were over")
         // The 429 pauses its Retry-After and leaves the failure backoff as it was; failures double it up to 60 s.
         #expect(clock.pauses == [7, 1, 2, 4, 8, 16, 32, 60, 60])
@@ -123,8 +128,8 @@ struct LiveChangesSDKTests {
             Issue.record("expected B to restore A's save, got \(String(describing: report))")
             return
         }
-        let paused = try await eventually { clock.pauses.count == 10 }
-        let waitedAgain = try await Self.waiting(1, on: server)
+        let paused = try await eventually(timeout: Self.loadedMachine) { clock.pauses.count == 10 }
+        let waitedAgain = try await Self.waiting(1, on: server, timeout: Self.loadedMachine)
         #expect(paused && waitedAgain, "B never long-polled again after the failure")
         #expect(clock.pauses.last == 1, "\(clock.pauses)")
         let licence = try await b.values()["licence"]
