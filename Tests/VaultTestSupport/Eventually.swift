@@ -6,7 +6,9 @@ import Foundation
 /// closed, a callback called) instead of sleeping a fixed time and hoping it has: it returns as soon as the condition
 /// holds, and the deadline is only how long a loaded machine may take. The condition is checked once more at the
 /// deadline, so a wait that timed out means it was still false then. Use the result in an assertion that says what
-/// was awaited, e.g. `#expect(try await eventually { server.log().contains("drained") }, "never drained")`.
+/// was awaited, awaited before it: `let drained = try await eventually { server.log().contains("drained") }`, then
+/// `#expect(drained, "never drained")` (full parallel runs crashed in `swift_retain` inside the closure `#expect`
+/// built around an `eventually` awaited in it).
 ///
 /// - Parameters:
 ///   - timeout: How long to keep polling.

@@ -1,5 +1,7 @@
 import Foundation
+import Synchronization
 import Testing
+import VaultCore
 import VaultTestSupport
 import WalletVault
 
@@ -7,10 +9,16 @@ import WalletVault
     import FoundationNetworking
 #endif
 
-/// Issue 30, point 4: `VaultSyncEngine.changes()` long-polls, brings another device's save in as `sync()` does, and
-/// never loses an edit made while it applies one.
+/// Issue 30, point 4: `VaultSyncEngine.changes()` long-polls, brings another device's save in as `sync()` does,
+/// never loses an edit made while it applies one, and backs off on failures and 429.
+///
+/// Nothing is awaited inside `#expect`: two full parallel runs crashed in `swift_retain` inside the closure `#expect`
+/// built around an await.
 @Suite("changes() delivers other devices' saves as they happen")
 struct LiveChangesSDKTests {
+    /// How long a wait for many steps of `changes()` may take in the full parallel run on two shared cores.
+    static let loadedMachine = Duration.seconds(120)
+
     /// Reads `engine.changes()` on a task of its own, handing each report to the returned stream.
     static func watch(_ engine: VaultSyncEngine) -> (reports: AsyncStream<SyncReport>, task: Task<Void, any Error>) {
         let (reports, sink) = AsyncStream<SyncReport>.makeStream()
@@ -21,10 +29,10 @@ struct LiveChangesSDKTests {
         return (reports, task)
     }
 
-    /// Waits until `count` long-polls wait on `server`; whether they did.
-    static func waiting(_ count: Int, on server: InProcessServer) async throws -> Bool {
+    /// Waits until `count` long-polls wait on `server`, at most `timeout`; whether they did.
+    static func waiting(_ count: Int, on server: InProcessServer, timeout: Duration = .seconds(10)) async throws -> Bool {
         let metrics = server.application.metrics
-        return try await eventually { metrics.waitingLongPolls == count }
+        return try await eventually(timeout: timeout) { metrics.waitingLongPolls == count }
     }
 
     @Test func anotherDevicesSaveArrivesWithoutASync() async throws {
@@ -41,8 +49,10 @@ struct LiveChangesSDKTests {
             Issue.record("expected B to restore A's save, got \(String(describing: report))")
             return
         }
-        #expect(try await pair.b.values()["licence"] == .string("from A"))
-        #expect(report?.version == (await pair.a.engine.status().syncedVersion))
+        let licence = try await pair.b.values()["licence"]
+        let savedByA = await pair.a.engine.status().syncedVersion
+        #expect(licence == .string("from A"))
+        #expect(report?.version == savedByA)
     }
 
     @Test func anEditMadeWhileAChangeIsAppliedIsKept() async throws {
@@ -67,7 +77,8 @@ struct LiveChangesSDKTests {
         let report = await reports.next()
         #expect(report != nil, "the sequence ended instead of reporting A's save")
         watcher.task.cancel()
-        #expect(try await pair.b.values()["licence"] == .string("from A"), "A's save never reached B")
+        let licence = try await pair.b.values()["licence"]
+        #expect(licence == .string("from A"), "A's save never reached B")
         try await edits.expectSurvives("card", "edited while A's save came in", on: pair.b, peer: pair.a)
     }
 
@@ -80,6 +91,103 @@ struct LiveChangesSDKTests {
         let waited0 = try await Self.waiting(0, on: pair.server)
         #expect(waited0, "the cancelled long-poll still waits")
         var reports = watcher.reports.makeAsyncIterator()
-        #expect(await reports.next() == nil, "the sequence did not end")
+        let after = await reports.next()
+        #expect(after == nil, "the sequence did not end")
+    }
+
+    @Test func failuresPauseDoublingToAMinuteAndA429PausesItsRetryAfter() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let faults = ScriptedLongPolls(server.transport())
+        let clock = RecordingSleeps()
+        // One attempt per request: each failure the script plays reaches `changes()` as one.
+        let b = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "B", directory: nil, transport: faults, conflictHandler: nil,
+            clock: clock, attempts: 1)
+        _ = try await a.engine.createVault()
+        try await a.set("passport", "P1")
+        _ = try await a.engine.sync()
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        faults.play([.rateLimited(retryAfter: 7), .unavailable, .networkError] + Array(repeating: .unavailable, count: 6))
+        let watcher = Self.watch(b.engine)
+        defer { watcher.task.cancel() }
+        // Each failure is a few hops between tasks, and the parallel run's blocked tests starve the cooperative pool:
+        // the bound is a loaded machine's, not a measure (the pauses themselves are recorded, never made).
+        let waited1 = try await Self.waiting(1, on: server, timeout: Self.loadedMachine)
+        #expect(waited1, "B's long-poll never waited once the failures were over")
+        // The 429 pauses its Retry-After and leaves the failure backoff as it was; failures double it up to 60 s.
+        #expect(clock.pauses == [7, 1, 2, 4, 8, 16, 32, 60, 60])
+        // A long-poll that ends well starts the backoff over: A's save wakes B, and the next long-poll fails once.
+        faults.play([.unavailable])
+        try await a.set("licence", "after the failures")
+        _ = try await a.engine.sync()
+        var reports = watcher.reports.makeAsyncIterator()
+        let report = await reports.next()
+        guard case .restored? = report else {
+            Issue.record("expected B to restore A's save, got \(String(describing: report))")
+            return
+        }
+        let paused = try await eventually(timeout: Self.loadedMachine) { clock.pauses.count == 10 }
+        let waitedAgain = try await Self.waiting(1, on: server, timeout: Self.loadedMachine)
+        #expect(paused && waitedAgain, "B never long-polled again after the failure")
+        #expect(clock.pauses.last == 1, "\(clock.pauses)")
+        let licence = try await b.values()["licence"]
+        #expect(licence == .string("after the failures"))
+    }
+}
+
+/// A `WalletClock` that tells the time and records each pause instead of making it.
+private final class RecordingSleeps: WalletClock, Sendable {
+    private let recorded = Mutex<[Double]>([])
+    private let system = SystemWalletClock()
+
+    /// The pauses asked for, in seconds, in order.
+    var pauses: [Double] { recorded.withLock { $0 } }
+
+    func now() -> UTCTimestamp { system.now() }
+
+    func sleep(seconds: Double) async throws {
+        try Task.checkCancellation()
+        recorded.withLock { $0.append(seconds) }
+        await Task.yield()
+    }
+}
+
+/// Answers long-polls (loads with `wait`) from a script while it has entries; everything else goes to `inner`.
+private final class ScriptedLongPolls: HTTPTransport, Sendable {
+    enum Outcome: Sendable {
+        case rateLimited(retryAfter: Int)
+        case unavailable
+        case networkError
+    }
+
+    private let inner: any HTTPTransport
+    private let script = Mutex<[Outcome]>([])
+
+    init(_ inner: any HTTPTransport) {
+        self.inner = inner
+    }
+
+    /// Appends `outcomes` for the next long-polls.
+    func play(_ outcomes: [Outcome]) {
+        script.withLock { $0 += outcomes }
+    }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let items = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
+        let next = items.contains { $0.name == "wait" } ? script.withLock { $0.isEmpty ? nil : $0.removeFirst() } : nil
+        let status: Int
+        var headers = ["Content-Type": "application/json"]
+        switch next {
+        case nil: return try await inner.send(request)
+        case .networkError?: throw URLError(.networkConnectionLost)
+        case .unavailable?: status = 503
+        case .rateLimited(let seconds)?:
+            status = 429
+            headers["Retry-After"] = String(seconds)
+        }
+        let body = Data(#"{"error":"scripted","message":"scripted"}"#.utf8)
+        return (body, HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!)
     }
 }

@@ -37,10 +37,11 @@ struct SimulatedDevice {
             maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler, keychain: keychain, syncedKeys: syncedKeys)
     }
 
+    /// The device's engine waits on `clock`; its client makes `attempts` tries of each request.
     init(
         baseURL: URL, user: String, label: String, directory: URL?, transport: any HTTPTransport,
         maxBlobBytes: Int = 1_048_576, conflictHandler: VaultSyncEngine.ConflictHandler?, keychain: (any PlatformKeychain)? = nil,
-        syncedKeys: (any SyncedKeyStore)? = nil
+        syncedKeys: (any SyncedKeyStore)? = nil, clock: any WalletClock = SystemWalletClock(), attempts: Int = 2
     ) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
         tokens = SessionTokenProvider(
@@ -48,12 +49,12 @@ struct SimulatedDevice {
             transport: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
         backup = BackupClient(
             serverURL: baseURL, tokens: tokens, transport: transport,
-            retryPolicy: RetryPolicy(maxAttempts: 2, baseDelaySeconds: 0.01))
+            retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelaySeconds: 0.01))
         let store = try LocalVaultStore(directory: self.directory)
         engine = try VaultSyncEngine(
             store: store, deviceKeys: keychain.map { PlatformDeviceKeyStore(keychain: $0, profile: store) },
             backup: backup, deviceLabel: label, maxBlobBytes: maxBlobBytes, conflictHandler: conflictHandler,
-            syncedRecoveryKey: syncedKeys.map { SyncedRecoveryKey(store: $0) })
+            clock: clock, syncedRecoveryKey: syncedKeys.map { SyncedRecoveryKey(store: $0) })
     }
 
     func set(_ id: String, _ value: String) async throws {

@@ -14,7 +14,13 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletableFuture
 import kotlin.coroutines.resume
 
-class HttpRequest(val method: String, val url: String, val headers: Map<String, String>, val body: ByteArray?)
+/**
+ * One request for an [HttpTransport]. [readTimeoutMillis], when set, is how long this request may wait for its answer
+ * (a long-poll's answer may come only at the end of its wait); a transport that has a read timeout of its own uses
+ * this one instead for the request.
+ */
+class HttpRequest(val method: String, val url: String, val headers: Map<String, String>, val body: ByteArray?,
+                  val readTimeoutMillis: Int? = null)
 
 class HttpResponse(val status: Int, headers: Map<String, String>, val body: ByteArray) {
     private val headers = headers.mapKeys { asciiLower(it.key) }
@@ -78,7 +84,7 @@ class UrlConnectionTransport(
     private fun exchange(connection: HttpURLConnection, request: HttpRequest): HttpResponse {
         connection.requestMethod = request.method
         connection.connectTimeout = connectTimeoutMillis
-        connection.readTimeout = readTimeoutMillis
+        connection.readTimeout = request.readTimeoutMillis ?: readTimeoutMillis
         connection.useCaches = false
         connection.instanceFollowRedirects = false
         for ((name, value) in request.headers) connection.setRequestProperty(name, value)
@@ -285,11 +291,20 @@ class BackupClient(
         return errorBody(response.body)?.get("sync_id")?.string ?: throw BackupError.Rejected(200, "malformed_save_response")
     }
 
-    /** Loads the current blob, or null (304) when it is still [ifNoneMatch]; [syncId] loads a kept older version. */
-    suspend fun load(ifNoneMatch: String? = null, syncId: String? = null): Snapshot? {
+    /**
+     * Loads the current blob, or null (304) when it is still [ifNoneMatch]; [syncId] loads a kept older version. With
+     * [waitSeconds] (up to the server's `limits.max_wait_seconds`, 60 by default) and [ifNoneMatch], the server holds
+     * the request until the blob changes or the time passes (a long-poll), so null then means nothing changed for that
+     * long. Throws [BackupError]: [BackupError.NotFound] when nothing is stored, [BackupError.RateLimited] when the
+     * server holds as many long-polls as it allows, `Rejected` 400 `invalid_wait` for a wait past its maximum.
+     */
+    suspend fun load(ifNoneMatch: String? = null, syncId: String? = null, waitSeconds: Int = 0): Snapshot? {
         val headers = HashMap<String, String>()
         if (ifNoneMatch != null) headers["If-None-Match"] = "\"$ifNoneMatch\""
-        val response = send("GET", "load", headers, null, syncId?.let { "&sync_id=" + java.net.URLEncoder.encode(it, "UTF-8") } ?: "")
+        val waits = waitSeconds > 0 && ifNoneMatch != null && syncId == null
+        val query = (syncId?.let { "&sync_id=" + java.net.URLEncoder.encode(it, "UTF-8") } ?: "") + (if (waits) "&wait=$waitSeconds" else "")
+        // The answer may come only at the end of the wait: the request must not time out before it.
+        val response = send("GET", "load", headers, null, query, if (waits) (waitSeconds + 15) * 1000 else null)
         return when (response.status) {
             200 -> {
                 val etag = response.header("ETag")
@@ -324,10 +339,12 @@ class BackupClient(
         if (response.status != 200) throw error(response)
     }
 
-    private suspend fun send(method: String, action: String, headers: Map<String, String>, body: ByteArray?, query: String = ""): HttpResponse {
+    private suspend fun send(method: String, action: String, headers: Map<String, String>, body: ByteArray?, query: String = "",
+                             readTimeoutMillis: Int? = null): HttpResponse {
         for (attempt in 1..2) {
             val token = tokens.token()
-            val response = sender.send(HttpRequest(method, "$endpoint?action=$action$query", headers + ("Authorization" to "Bearer $token"), body))
+            val response = sender.send(HttpRequest(method, "$endpoint?action=$action$query", headers + ("Authorization" to "Bearer $token"), body,
+                readTimeoutMillis))
             if (response.status != 401) return response
             // Revoked or expired early: renew once, then give up.
             tokens.invalidate(token)

@@ -106,13 +106,13 @@ class PairingRequest(val publicKey: PublicJwk.P256, val label: String) {
  */
 class VaultSyncEngine(
     private val store: LocalVaultStore,
-    private val backup: BackupClient,
+    internal val backup: BackupClient,
     private val deviceKeys: DeviceKeyStore,
     private val deviceLabel: String,
     private val conflictHandler: (suspend (ConflictContext) -> ConflictResolution)? = null,
-    private val clock: WalletClock = SystemWalletClock,
+    internal val clock: WalletClock = SystemWalletClock,
     maxBlobBytes: Int = 1_048_576,
-    private val ioDispatcher: CoroutineDispatcher = Dispatchers.IO
+    internal val ioDispatcher: CoroutineDispatcher = Dispatchers.IO
 ) {
     companion object {
         const val VAULT_ID = "vault"

@@ -1,11 +1,15 @@
 package com.walletvault
 
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.withTimeoutOrNull
 import java.io.IOException
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
  * An in-memory server speaking the README's API table (D1, D2, D3, versions) through [HttpTransport], with knobs
- * for failures: 5xx and network errors, 429, 401, a pause before a save is stored.
+ * for failures: 5xx and network errors, 429, 401, a pause before a save is stored. A long-poll (`action=load&wait=`
+ * with the current version as `If-None-Match`) waits, as the real server's does, until a save, an erasure or
+ * [releaseLongPolls] (then 304), or its wait passing.
  */
 class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() }) : HttpTransport {
     class Stored(val blob: ByteArray, val syncId: String)
@@ -25,6 +29,11 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     @Volatile var beforeExchange: (() -> Unit)? = null
     /** Runs before a load is answered, on the thread serving it: a test holds the request here. */
     @Volatile var beforeLoad: (() -> Unit)? = null
+    /** Long-polls waiting now, and long-polls answered (a cancelled one is not). */
+    val waitingLongPolls = AtomicInteger()
+    val answeredLongPolls = AtomicInteger()
+    /** Completed (and replaced) whenever the stored blob changes, which wakes the waiting long-polls. */
+    private var changed = CompletableDeferred<Unit>()
     /** The name of the thread each request was sent from, in order (for main-safety tests). */
     val requestThreads = ArrayList<String>()
     private var tokenSerial = 0
@@ -38,6 +47,8 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
 
     override suspend fun send(request: HttpRequest): HttpResponse {
         synchronized(this) { requests.add(request); requestThreads.add(Thread.currentThread().name) }
+        // Field names are case-insensitive: LoopbackServer hands them on as com.sun.net.httpserver spells them.
+        val headers = java.util.TreeMap<String, String>(String.CASE_INSENSITIVE_ORDER).apply { putAll(request.headers) }
         if (networkErrorsNext > 0) { networkErrorsNext--; throw IOException("connection reset") }
         if (failNext > 0) { failNext--; return error(503, "unavailable") }
         val path = request.url.substringAfter("//").substringAfter("/").substringBefore("?")
@@ -45,21 +56,27 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
         if (path == "wallet-session-token.ashx") {
             beforeExchange?.invoke()
             exchanges.incrementAndGet()
-            if (request.headers["Authorization"] != "Bearer oidc-ok") return error(401, "invalid_token")
+            if (headers["Authorization"] != "Bearer oidc-ok") return error(401, "invalid_token")
             val token = synchronized(this) { "session-${++tokenSerial}" }
             return json(200, "access_token" to Json.str(token), "token_type" to Json.str("Bearer"), "expires_in" to Json.int(tokenLifetimeSeconds))
         }
         if (path != "wallet-backup.ashx") return error(404, "not_found")
         if (unauthorizedNext > 0) { unauthorizedNext--; return error(401, "invalid_token") }
-        if (request.headers["Authorization"]?.startsWith("Bearer session-") != true) return error(401, "invalid_token")
+        if (headers["Authorization"]?.startsWith("Bearer session-") != true) return error(401, "invalid_token")
         val action = query.split("&").firstOrNull { it.startsWith("action=") }?.substringAfter("=")
         return when (action) {
             "load" -> {
                 beforeLoad?.invoke()
                 val wanted = query.split("&").firstOrNull { it.startsWith("sync_id=") }?.substringAfter("=")?.let { java.net.URLDecoder.decode(it, "UTF-8") }
+                val wait = query.split("&").firstOrNull { it.startsWith("wait=") }?.substringAfter("=")
+                if (wait != null) {
+                    val seconds = wait.toIntOrNull()
+                    if (seconds == null || seconds !in 1..60 || wanted != null) return error(400, "invalid_wait")
+                    longPoll(headers, seconds)
+                }
                 val stored = synchronized(this) { if (wanted == null) versions.lastOrNull() else versions.firstOrNull { it.syncId == wanted } }
                     ?: return error(404, "not_found")
-                if (wanted == null && request.headers["If-None-Match"] == "\"${stored.syncId}\"") return HttpResponse(304, mapOf("ETag" to "\"${stored.syncId}\""), ByteArray(0))
+                if (wanted == null && headers["If-None-Match"] == "\"${stored.syncId}\"") return HttpResponse(304, mapOf("ETag" to "\"${stored.syncId}\""), ByteArray(0))
                 HttpResponse(200, mapOf("ETag" to "\"${stored.syncId}\""), stored.blob)
             }
             "save" -> {
@@ -70,14 +87,15 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
                 beforeSaveStored?.invoke()
                 synchronized(this) {
                     val stored = versions.lastOrNull()
-                    val ifMatch = request.headers["If-Match"]
-                    val ifNoneMatch = request.headers["If-None-Match"]
+                    val ifMatch = headers["If-Match"]
+                    val ifNoneMatch = headers["If-None-Match"]
                     val conflict = (ifMatch != null && (stored == null || ifMatch != "\"${stored.syncId}\"")) || (ifNoneMatch == "*" && stored != null)
                     if (conflict) return error(409, "conflict", "sync_id" to (stored?.let { Json.str(it.syncId) } ?: JsonValue.Null), "updatedUtc" to JsonValue.Null)
                     lastSyncMillis = maxOf(lastSyncMillis + 1, clock())
                     val id = UtcTime.formatted(lastSyncMillis)
                     versions.add(Stored(body, id))
                     saves.incrementAndGet()
+                    announce()
                     json(200, "ok" to JsonValue.Bool(true), "sync_id" to Json.str(id), "bytes" to Json.int(body.size.toLong()), headers = mapOf("ETag" to "\"$id\""))
                 }
             }
@@ -88,6 +106,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
                 if (request.method != "POST") return error(405, "method_not_allowed")
                 versions.clear()
                 erasures.incrementAndGet()
+                announce()
                 json(200, "ok" to JsonValue.Bool(true))
             }
             else -> error(400, "invalid_action")
@@ -98,6 +117,34 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     fun replace(blob: ByteArray) = synchronized(this) {
         lastSyncMillis = maxOf(lastSyncMillis + 1, clock())
         versions.add(Stored(blob, UtcTime.formatted(lastSyncMillis)))
+        announce()
+    }
+
+    /** Answers every waiting long-poll now (304 when nothing changed), as the real server does at a drain. */
+    fun releaseLongPolls() = synchronized(this) { announce() }
+
+    /** Wakes the waiting long-polls; called under the lock. */
+    private fun announce() {
+        changed.complete(Unit)
+        changed = CompletableDeferred()
+    }
+
+    /**
+     * Holds a load with [headers] while its `If-None-Match` names the current version, until a change or [seconds] pass (the
+     * server's deadline, which no test waits for); the caller then answers as for any load.
+     */
+    private suspend fun longPoll(headers: Map<String, String>, seconds: Int) {
+        val signal = synchronized(this) {
+            val stored = versions.lastOrNull()
+            if (stored != null && headers["If-None-Match"] == "\"${stored.syncId}\"") changed else null
+        } ?: return
+        waitingLongPolls.incrementAndGet()
+        try {
+            withTimeoutOrNull(seconds * 1000L) { signal.await() }
+        } finally {
+            waitingLongPolls.decrementAndGet()
+        }
+        answeredLongPolls.incrementAndGet()
     }
 }
 

@@ -50,6 +50,7 @@ class LoopbackServer(val fake: FakeServer = FakeServer()) : java.io.Closeable {
 
     override fun close() {
         release.countDown()
+        fake.releaseLongPolls()
         server.stop(0)
     }
 }

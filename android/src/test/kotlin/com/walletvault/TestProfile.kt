@@ -16,10 +16,11 @@ class TestProfile(
     val keys: DeviceKeyStore = TestDeviceKeys(),
     handler: (suspend (ConflictContext) -> ConflictResolution)? = null,
     url: String = "http://fake",
-    accessToken: suspend () -> String = { "oidc-ok" }
+    accessToken: suspend () -> String = { "oidc-ok" },
+    retryPolicy: RetryPolicy = RetryPolicy()
 ) {
     val directory: File = Files.createTempDirectory("wv-profile").toFile()
-    val backup = BackupClient(url, SessionTokenProvider(url, accessToken, transport, clock), transport, clock)
+    val backup = BackupClient(url, SessionTokenProvider(url, accessToken, transport, clock), transport, clock, retryPolicy)
     val engine = VaultSyncEngine(LocalVaultStore(directory, SecretKeySpec(Crypto.randomBytes(32), "AES")), backup, keys, "phone",
         conflictHandler = handler, clock = clock)
 

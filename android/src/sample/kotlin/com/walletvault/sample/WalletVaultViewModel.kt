@@ -17,6 +17,8 @@ import com.walletvault.SyncReport
 import com.walletvault.UserAuthenticator
 import com.walletvault.VaultSyncEngine
 import com.walletvault.android.AndroidVaultStorage
+import com.walletvault.changes
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.launch
 import javax.crypto.Cipher
 
@@ -60,6 +62,15 @@ class WalletVaultViewModel(context: Context, serverUrl: String, oidcAccessToken:
     }
 
     fun sync() = viewModelScope.launch { run { engine.sync() } }
+
+    /** Other devices' saves, as they arrive, while the job runs: the activity starts it in onStart, cancels it in onStop. */
+    fun watchChanges(): Job = viewModelScope.launch {
+        try {
+            engine.changes { report -> state = VaultScreenState.Synced(report) }
+        } catch (e: SyncException) {
+            state = messageFor(e)   // what retrying cannot cure; network failures and 429 are waited out inside
+        }
+    }
 
     fun recover(typedCode: String) = viewModelScope.launch { run { engine.recover(RecoveryCodeKek(RecoveryCode.parse(typedCode))) } }
 

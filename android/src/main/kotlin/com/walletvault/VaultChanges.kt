@@ -1,0 +1,109 @@
+package com.walletvault
+
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.yield
+import java.util.concurrent.CancellationException
+
+/** The settings of [VaultSyncEngine.changes] (Swift `VaultSyncEngine.changesWaitSeconds` and its backoff). */
+object VaultChanges {
+    /**
+     * Seconds each long-poll asks the server to hold it, as in Swift: the server's default maximum is 60, and proxies
+     * and carrier NATs that cut a silent connection after 30 s do not cut this one.
+     */
+    const val WAIT_SECONDS = 25
+    /** The pause after a first failure that may pass (the network, a 5xx); each failure in a row doubles it. */
+    const val FIRST_BACKOFF_MILLIS = 1_000L
+    /** The longest pause after failures in a row. */
+    const val MAX_BACKOFF_MILLIS = 60_000L
+
+    /** The failures that may pass by themselves: paused on, then tried again; every other one ends [VaultSyncEngine.changes]. */
+    internal val RETRIED = setOf(SyncException.Code.SERVER, SyncException.Code.OFFLINE, SyncException.Code.NOT_NOW)
+}
+
+/**
+ * Takes in the changes other devices save, for as long as the calling coroutine runs, and hands each to [onChange] as
+ * [sync] reports it (Swift `VaultSyncEngine.changes()`; kotlinx-coroutines 1.0 has no `Flow`, so a suspend loop).
+ *
+ * It long-polls the server ([BackupClient.load] with [waitSeconds] and this device's version as `If-None-Match`) and,
+ * whenever the stored version moves, runs [sync]: another device's save is restored or merged, a local edit is never
+ * overwritten (an edit made while the change is applied is merged on top and stays pending), and the conflict handler
+ * is asked when the merge cannot decide. A sync runs first, so pending edits are pushed and the version to wait on is
+ * known. A report that changed nothing ([SyncReport.UpToDate]) is not delivered. Failures that may pass (`SERVER`,
+ * `OFFLINE`, `NOT_NOW`) pause [VaultChanges.FIRST_BACKOFF_MILLIS], doubling to [VaultChanges.MAX_BACKOFF_MILLIS]; a 429
+ * (the server's cap on waiting long-polls) pauses its `Retry-After`. The pauses are the engine's [WalletClock] sleeps.
+ *
+ * Cancel the coroutine to stop (an app starts it in `onStart` and cancels the job in `onStop`): the long-poll in flight
+ * ends at once (the transport disconnects it), and the call ends with CancellationException. The long-polls run on
+ * the engine's I/O dispatcher; [onChange] runs in the caller's context (the main thread for `viewModelScope`), one
+ * report at a time, and the next long-poll starts once it returns.
+ *
+ * Never returns normally. Throws CancellationException when cancelled; [SyncException] for what retrying cannot cure
+ * (`NO_ACCESS`, `REMOVED_FROM_VAULT`, `KEY_INVALIDATED`, `ROLLBACK_DETECTED`, `FORK_DETECTED`, `TAMPERED`, `NO_VAULT`
+ * when no vault is synced here or the server's was erased, `UNRESOLVED_CONFLICT` without a conflict handler, ...),
+ * `INVALID_INPUT` for a [waitSeconds] below 1, and `LOCAL_STORAGE` (the cause kept) when [onChange] throws.
+ */
+suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS, onChange: suspend (SyncReport) -> Unit): Nothing {
+    if (waitSeconds < 1) throw SyncException(SyncException.Code.INVALID_INPUT, "a long-poll waits at least 1 s")
+    var backoff = VaultChanges.FIRST_BACKOFF_MILLIS
+    var syncDue = true
+    while (true) {
+        yield()
+        var report: SyncReport? = null
+        var pause: Long? = null
+        try {
+            if (syncDue) {
+                // sync() runs exclusively with the engine's other operations and handles edits made while it awaits.
+                report = sync()
+                syncDue = false
+            } else {
+                syncDue = remoteMoved(waitSeconds)
+            }
+            backoff = VaultChanges.FIRST_BACKOFF_MILLIS
+        } catch (e: SyncException) {
+            // A cancelled call may fail as a refused request: the cancellation is what ends the loop then.
+            yield()
+            val limited = e.backupError as? BackupError.RateLimited
+            pause = when {
+                // At least the first pause: a Retry-After of 0 must not turn the loop into a flood.
+                limited != null -> maxOf(limited.retryAfterSeconds * 1000L, VaultChanges.FIRST_BACKOFF_MILLIS)
+                e.code in VaultChanges.RETRIED -> backoff.also { backoff = minOf(backoff * 2, VaultChanges.MAX_BACKOFF_MILLIS) }
+                else -> throw e
+            }
+        }
+        if (report != null && report !is SyncReport.UpToDate) deliver(report, onChange)
+        if (pause != null) clock.sleep(pause)
+    }
+}
+
+/** Long-polls for a version other than the one synced here; whether one (or an erasure) was found. */
+private suspend fun VaultSyncEngine.remoteMoved(waitSeconds: Int): Boolean = withContext(ioDispatcher) {
+    val known = status().syncedVersion
+        ?: throw SyncException(SyncException.Code.NO_VAULT, "no vault is synced on this device: create, pair or recover first")
+    try {
+        val snapshot = backup.load(ifNoneMatch = known, waitSeconds = waitSeconds)
+        snapshot != null && snapshot.syncId != known
+    } catch (e: BackupError.NotFound) {
+        true
+    } catch (e: BackupError) {
+        throw SyncException(if (e is BackupError.Transport) SyncException.Code.OFFLINE else SyncException.Code.SERVER,
+            "waiting for changes failed", e)
+    } catch (e: CancellationException) {
+        throw e
+    } catch (e: Exception) {
+        // The app's own code (its transport or token source) failed otherwise: by class name only, as [sync] reports it.
+        throw SyncException(SyncException.Code.LOCAL_STORAGE, "unexpected ${e.javaClass.simpleName}", cause = e)
+    }
+}
+
+/** Hands [report] to the app's [onChange]; what it throws arrives as a [SyncException], as the engine's rule is. */
+private suspend fun deliver(report: SyncReport, onChange: suspend (SyncReport) -> Unit) {
+    try {
+        onChange(report)
+    } catch (e: CancellationException) {
+        throw e
+    } catch (e: SyncException) {
+        throw e
+    } catch (e: Exception) {
+        throw SyncException(SyncException.Code.LOCAL_STORAGE, "unexpected ${e.javaClass.simpleName} from the change handler", cause = e)
+    }
+}
