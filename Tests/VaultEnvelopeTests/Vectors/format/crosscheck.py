@@ -6,8 +6,9 @@ Usage: python3 crosscheck.py [DIRECTORY]   (needs `cryptography` >= 44 for Argon
 Reads every NAME.blob.json beside its NAME.key.json in DIRECTORY (default: this file's directory) as a reader with the
 state `reader` gives (counter, pinned anchor) would, following FORMAT.md §3-§8, §11 and the rules of §13. A vector
 with `expect_error` must be refused with exactly that error; any other must open to `plaintext` with `dek` and `aad`,
-and leave the reader with `anchor` and `expect_counter` when the vector names them. Prints one line per vector and
-exits 1 if any vector disagrees, 2 if there is none.
+and leave the reader with `anchor` and `expect_counter` when the vector names them. Then checks, on vectors edited in
+memory, rules that no committed vector breaks (`check_rules`). Prints one line per vector and one for those rules,
+and exits 1 if any disagrees, 2 if there is no vector.
 """
 import base64, calendar, hashlib, hmac, json, re, struct, sys, unicodedata
 from pathlib import Path
@@ -90,7 +91,8 @@ def parse_json(raw):
         refuse("invalidJSON", "not UTF-8")
 
     def pairs(items):
-        names = [name for name, _ in items]
+        # Compared after unescaping (json does that) and up to canonical equivalence: the same after NFC (§3.1).
+        names = [unicodedata.normalize("NFC", name) for name, _ in items]
         if len(set(names)) != len(names):
             refuse("invalidJSON", "a repeated member name")
         return dict(items)
@@ -104,8 +106,12 @@ def parse_json(raw):
             refuse("invalidJSON", "a number beyond a double")
         return value
 
+    def integer(literal):  # §3.1: an integer literal too is refused when it rounds to infinity as a double
+        number(literal)
+        return int(literal)
+
     try:
-        value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant, parse_float=number)
+        value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant, parse_float=number, parse_int=integer)
     except json.JSONDecodeError as error:
         refuse("invalidJSON", str(error))
     except RecursionError:
@@ -204,12 +210,12 @@ def thumbprint(jwk):  # §6, RFC 7638
 
 
 def check_jwk(jwk, kty, what):
-    """§4.1's table of JWK checks, applied when the blob is parsed."""
+    """§4.1's table of JWK checks, applied when the blob is parsed: by the JWK's own `kty`, then its type (§8.2)."""
     if not isinstance(jwk, dict):
         refuse("malformed", f"{what} is not an object")
-    if jwk.get("kty") != kty:
-        refuse("malformed", f"{what}.kty is not {kty}")
-    if kty == "EC":
+    if jwk.get("kty") not in ("EC", "RSA"):
+        refuse("malformed", f"{what}.kty is not EC or RSA")
+    if jwk["kty"] == "EC":
         only(jwk, {"kty", "crv", "x", "y"}, what)
         if jwk.get("crv") != "P-256":
             refuse("malformed", f"{what}.crv")
@@ -230,19 +236,23 @@ def check_jwk(jwk, kty, what):
             refuse("malformed", f"{what}: more than 16384 bits")
         if bits < 2048:
             refuse("weakParameters", f"{what}: {bits}-bit RSA key")
+    if jwk["kty"] != kty:
+        refuse("malformed", f"{what}.kty is not {kty}")
     return jwk
 
 
 def check_entry(entry, index):
     what = f"wrappedDeks[{index}]"
-    alg = entry.get("alg")
+    alg = entry.get("alg")  # §8.2: alg a string, then known, then dek_cipher, then what the alg needs
     if not isinstance(alg, str):
         refuse("malformed", f"{what}.alg")
+    if alg not in ("A256KW", "A256GCMKW", "RSA-OAEP-256", "ECDH-ES+A256KW", "WV-ECDH-SELF+A256GCMKW"):
+        refuse("unsupportedAlgorithm", f"{what}.alg {alg}")
     dek_cipher = b64u(entry["dek_cipher"], "malformed", f"{what}.dek_cipher")
     allowed = {"kek_id", "dek_cipher", "alg", "label", "created"}
     if alg == "A256KW":
         lengths, kdf = (40, 64), entry.get("kdf")  # §11.9: a symmetric entry may wrap the 56-byte bound payload
-        if kdf is None:
+        if "kdf" not in entry:  # `"kdf": null` is present, and not a string: malformed below
             pass
         elif kdf == "HKDF-SHA256":
             allowed |= {"kdf"}
@@ -269,10 +279,8 @@ def check_entry(entry, index):
         allowed |= {"epk", "jwk"}
         check_jwk(entry.get("epk"), "EC", f"{what}.epk")
         check_jwk(entry.get("jwk"), "EC", f"{what}.jwk")
-    elif alg == "WV-ECDH-SELF+A256GCMKW":
+    else:  # WV-ECDH-SELF+A256GCMKW
         lengths = (60, 84)
-    else:
-        refuse("unsupportedAlgorithm", f"{what}.alg {alg}")
     if len(dek_cipher) not in lengths:
         refuse("malformed", f"{what}.dek_cipher must be {' or '.join(map(str, lengths))} bytes")
     only(entry, allowed, what)
@@ -382,7 +390,8 @@ ARGON2_FLOOR, ARGON2_CEILING, ARGON2_ENTRIES, ARGON2_BUDGET = (19456, 2, 1), (26
 
 def passphrase_key(blob, passphrase):
     """§7.3: check every passphrase entry's costs, their number and total work, then derive (NFC, then as typed)."""
-    entries = [e for e in blob["wrappedDeks"] if e.get("alg") == "A256KW" and e.get("kdf") == "Argon2id"]
+    extended = "counter" in blob  # a seed-form blob has no passphrase entries, whatever its entries carry (§4.2)
+    entries = [e for e in blob["wrappedDeks"] if extended and e.get("alg") == "A256KW" and e.get("kdf") == "Argon2id"]
     for entry in entries:
         costs = (entry["m"], entry["t"], entry["p"])
         if not all(low <= cost <= high for cost, low, high in zip(costs, ARGON2_FLOOR, ARGON2_CEILING)):
@@ -440,12 +449,16 @@ class Key:
         else:
             raise ValueError(f"unknown kind {self.kind}")
 
-    def unwrap(self, entry):
-        """§4: what one entry wraps (a 32-byte DEK, or a symmetric entry's 56-byte bound payload, §11.9), or unwrapFailed."""
+    def unwrap(self, entry, extended):
+        """§4: what one entry wraps (a 32-byte DEK, or a symmetric entry's 56-byte bound payload, §11.9), or unwrapFailed.
+
+        The blob's form says whether the entry is a seed-form one (§2), never the entry's own members."""
         wrapped = b64u(entry["dek_cipher"], "malformed", "dek_cipher", empty_ok=True)
-        seed = "alg" not in entry
+        seed = not extended
         if not seed and (entry["alg"], entry.get("kdf")) != self.alg:
             refuse("unwrapFailed", f"a {entry['alg']} entry for a {self.alg[0]} key")
+        if seed and self.kind in ("recovery-code", "passphrase", "p256"):  # no seed-form scheme (§4.2)
+            refuse("unwrapFailed", f"a seed-form entry for a {self.kind} key")
         try:
             if self.kind in ("file", "recovery-code", "passphrase"):
                 dek = aes_key_unwrap(self.secret, wrapped)
@@ -539,7 +552,7 @@ def read(raw, vector):
     dek, entry = None, None
     for candidate in candidates if not extended else candidates[:1]:  # seed entries sharing a kek_id: in turn (§4.2)
         try:
-            payload, entry = key.unwrap(candidate), candidate
+            payload, entry = key.unwrap(candidate, extended), candidate
             dek, binding = payload[:32], payload[32:] or None
             break
         except Refused:
@@ -562,7 +575,7 @@ def read(raw, vector):
             refuse("forkDetected", "another version under an accepted counter")
         if blob["counter"] - 1 in seen and blob.get("previous") != seen[blob["counter"] - 1]:  # §11.10: the chain
             refuse("forkDetected", "the version does not follow the one accepted just below it")
-    authenticates = (entry.get("alg") or key.alg[0]) in SYMMETRIC_ALGS
+    authenticates = (entry["alg"] if extended else key.alg[0]) in SYMMETRIC_ALGS
     anchor = pinned
     if anchored:  # step 7, §11.3 step 2
         raw_id, secrets = open_vault_secret(blob, dek)
@@ -594,9 +607,17 @@ def read(raw, vector):
     return plaintext, dek, aad, anchor, counter
 
 
+def pairing_digits(raw_public):  # §11.4: the comparison digits of a P-256 public key X ‖ Y
+    digits = f"{int.from_bytes(hashlib.sha256(b'WalletVault-v2 pairing comparison' + bytes(1) + raw_public).digest()[:8], 'big'):020d}"
+    return " ".join(digits[i:i + 4] for i in range(0, 20, 4))
+
+
 def check(directory, name):
     vector = json.loads((directory / f"{name}.key.json").read_text())
     raw = (directory / f"{name}.blob.json").read_bytes()
+    if "pairing_digits" in vector:  # a key alone: needs no blob
+        key = Key(vector, {})
+        assert pairing_digits(key.public_raw) == vector["pairing_digits"], f"pairing digits {pairing_digits(key.public_raw)}"
     expected = vector.get("expect_error")
     try:
         plaintext, dek, aad, anchor, counter = read(raw, vector)
@@ -648,6 +669,75 @@ def check_write_proof(path):
     return "write key, proof message and signature"
 
 
+def check_rules(directory):
+    """Rules of FORMAT.md §3.1, §4.1, §4.2 and §8.2 that no committed vector breaks, on blobs edited from the vectors."""
+    def load(name):
+        return json.loads((directory / f"{name}.key.json").read_text()), (directory / f"{name}.blob.json").read_bytes()
+
+    def code(raw, vector):
+        try:
+            read(raw, {k: v for k, v in vector.items() if k != "expect_error"})
+        except Refused as refusal:
+            return refusal.code
+        return None
+
+    def edited(raw, change):
+        blob = json.loads(raw)
+        change(blob)
+        return json.dumps(blob).encode()
+
+    file_key, a256kw = load("a256kw")
+    cases = [  # (what, raw, vector, expected code; None = opens)
+        ("a top level that is not an object", b"[]", file_key, "invalidShape"),
+        ("names repeated through an escape", b'{"a":1,"\\u0061":2}', file_key, "invalidJSON"),
+        ("canonically equivalent names", '{"\u00e9":1,"e\u0301":2}'.encode(), file_key, "invalidJSON"),
+        ("a 400-digit integer, in a member of its own", a256kw.replace(b'"v":1,', b'"x":' + b"9" * 400 + b',"v":1,'), file_key, "invalidJSON"),
+        ("a 300-digit integer counter", a256kw.replace(b'"counter":1', b'"counter":' + b"9" * 300), file_key, "malformed"),
+        ("alg not a string", edited(a256kw, lambda b: b["wrappedDeks"][0].update(alg=5)), file_key, "malformed"),
+        ("kdf null", edited(a256kw, lambda b: b["wrappedDeks"][0].update(kdf=None)), file_key, "malformed"),
+        ("an unknown alg before a bad label in a later entry", edited(a256kw, lambda b: b["wrappedDeks"].extend(
+            [dict(b["wrappedDeks"][0], kek_id="second", label=5)]) or b["wrappedDeks"][0].update(alg="X")), file_key, "unsupportedAlgorithm"),
+        ("an unknown top-level member before an unknown alg", edited(a256kw, lambda b: b.update(extra=1) or b["wrappedDeks"][0].update(alg="X")),
+         file_key, "malformed"),
+        ("an unknown kdf with an empty dek_cipher", edited(a256kw, lambda b: b["wrappedDeks"][0].update(kdf="X", dek_cipher="")), file_key, "malformed"),
+        ("an unknown kdf with a dek_cipher of the wrong length", edited(a256kw, lambda b: b["wrappedDeks"][0].update(kdf="X", dek_cipher="AAAA")),
+         file_key, "unsupportedAlgorithm"),
+    ]
+    passphrase_key, passphrase = load("a256kw-passphrase")
+    cases.append(("a 15-byte salt", edited(passphrase, lambda b: b["wrappedDeks"][0].update(salt=b64u_encode(bytes(15)))), passphrase_key, "malformed"))
+    ecdh_key, ecdh = load("ecdh-es+a256kw")
+    rsa_1024 = json.loads((directory / "negative-rsa-1024.blob.json").read_bytes())["wrappedDeks"]
+    small_jwk = next(entry["jwk"] for entry in rsa_1024 if entry.get("alg") == "RSA-OAEP-256")
+    cases.append(("a 1024-bit RSA jwk in an ECDH-ES+A256KW entry", edited(ecdh, lambda b: b["wrappedDeks"][0].update(jwk=small_jwk)), ecdh_key,
+                  "weakParameters"))
+
+    # §4.2: seed-form entries, decided by the blob's form. A seed blob with one entry for each key below.
+    dek, iv = bytes(range(32)), bytes(12)
+    sealed = AESGCM(dek).encrypt(iv, b"{}", None)
+
+    def seed_blob(entry):
+        return json.dumps({"v": 1, "wrappedDeks": [entry], "cipher": b64u_encode(sealed[:-16]), "iv": b64u_encode(iv),
+                           "tag": b64u_encode(sealed[-16:]), "updatedUtc": "2026-08-12T19:00:00Z"}).encode()
+
+    from cryptography.hazmat.primitives.keywrap import aes_key_wrap
+    file_kek = Key(file_key, {})
+    cases.append(("a seed entry with a stray alg, for a stored key", seed_blob(
+        {"kek_id": file_kek.kek_id, "dek_cipher": b64u_encode(aes_key_wrap(file_kek.secret, dek)), "alg": "A256GCMKW"}), file_key, None))
+    recovery_key, _ = load("a256kw-recovery-code")
+    recovery_kek = Key(recovery_key, {})
+    cases.append(("a seed RFC 3394 entry under a recovery code's id", seed_blob(
+        {"kek_id": recovery_kek.kek_id, "dek_cipher": b64u_encode(aes_key_wrap(recovery_kek.secret, dek))}), recovery_key, "unwrapFailed"))
+    ecdh_kek = Key(ecdh_key, {})
+    cases.append(("a seed entry under a P-256 key's id", seed_blob({"kek_id": ecdh_kek.kek_id, "dek_cipher": b64u_encode(bytes(40))}),
+                  ecdh_key, "unwrapFailed"))
+    cases.append(("a seed entry with passphrase members", seed_blob(dict(json.loads(passphrase)["wrappedDeks"][0])), passphrase_key,
+                  "noMatchingKey"))
+    failures = [f"{what}: {code(raw, vector)}, expected {expected}" for what, raw, vector, expected in cases if code(raw, vector) != expected]
+    if failures:
+        raise AssertionError("; ".join(failures))
+    return f"{len(cases)} rules of §3.1, §4.1, §4.2 and §8.2"
+
+
 def main():
     directory = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
     names = sorted(p.name[: -len(".key.json")] for p in directory.glob("*.key.json") if (directory / (p.name[: -len(".key.json")] + ".blob.json")).exists())
@@ -668,7 +758,13 @@ def main():
         except Exception as error:  # noqa: BLE001
             failures += 1
             print(f"FAIL  {proof.name:44} {type(error).__name__}: {error}")
-    print(f"crosscheck: {len(names) - failures} of {len(names)} vectors as expected with Python cryptography")
+    names.append("rules")
+    try:
+        print(f"ok    {'(edited vectors)':44} {check_rules(directory)}")
+    except Exception as error:  # noqa: BLE001
+        failures += 1
+        print(f"FAIL  {'(edited vectors)':44} {type(error).__name__}: {error}")
+    print(f"crosscheck: {len(names) - failures} of {len(names)} vectors and rule checks as expected with Python cryptography")
     return 1 if failures else 0
 
 
