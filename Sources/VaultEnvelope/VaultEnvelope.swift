@@ -103,6 +103,10 @@ public struct VaultEnvelope: Sendable {
         }
 
         if json["counter"] == nil {
+            // FORMAT.md §11.1: the identity members (and the chain's, §11.10) only come with the extended form.
+            if let member = (Self.identityMembers + ["previous"]).first(where: { json[$0] != nil }) {
+                throw VaultEnvelopeError(.malformed, "\(member) is allowed only in the extended form (with counter)")
+            }
             entries = entryValues.map(WrappedKey.init(seedJSON:))
             counter = nil
             dekSeals = nil

@@ -87,8 +87,13 @@ import VaultCrypto
             $0["dek_seals"] = nil
             $0["macs"] = nil
         }
-        // The pinned anchor refuses it before the counter is looked at: a blob without a vault identity.
-        await expectOpenFails(.downgrade, stripped)
+        // The identity members come only with the extended form (FORMAT.md §11.1): refused as it is parsed.
+        await expectOpenFails(.malformed, stripped)
+        // Stripped of them too, the pinned anchor refuses it before the counter is looked at: no vault identity.
+        let seedLike = try TestSupport.edit(stripped) {
+            for member in ["vault_id", "epoch", "vault_secret", "previous"] { $0[member] = nil }
+        }
+        await expectOpenFails(.downgrade, seedLike)
         // A reader that never saw the vault still fails: the entries and ciphertext are not the seed's.
         await #expect(throws: VaultEnvelopeError.self) {
             try await TestSupport.pair().1.open(stripped, vaultID: "v", keys: [phone, laptop])

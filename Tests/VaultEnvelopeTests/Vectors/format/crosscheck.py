@@ -531,6 +531,8 @@ def read(raw, vector):
     extended = "counter" in blob
     if extended:  # step 2
         check_extended(blob)
+    elif any(name in blob for name in ("vault_id", "epoch", "vault_secret", "previous")):
+        refuse("malformed", "the identity members come only with the extended form")  # §11.1
     anchored = extended and "vault_id" in blob
     if pinned:  # §11.3 step 1, before any key
         if not anchored:

@@ -381,7 +381,8 @@ class VaultEnvelope internal constructor(
             val header = JsonValue.Obj(top.members.filter { it.first != "cipher" && it.first != "iv" && it.first != "tag" })
             val anchorMembers = ANCHOR_MEMBERS.filter { top[it] != null }
             if (top["counter"] == null) {
-                if (anchorMembers.isNotEmpty()) throw VaultException.Malformed("${anchorMembers.first()} is allowed only in the extended form (with counter)")
+                val extendedOnly = anchorMembers + listOfNotNull(if (top["previous"] != null) "previous" else null)
+                if (extendedOnly.isNotEmpty()) throw VaultException.Malformed("${extendedOnly.first()} is allowed only in the extended form (with counter)")
                 return VaultEnvelope(seedEntries, iv, tag, ciphertext, updatedUtc, hint, null, null, null, header)
             }
             // §3.2 and §4.1, strictly.
