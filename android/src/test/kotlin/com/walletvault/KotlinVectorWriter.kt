@@ -91,7 +91,22 @@ class KotlinVectorWriter {
 
         revocationVectors()
         boundRecoveryVector()
+        chainedVector()
         writeProofVector()
+    }
+
+    /** FORMAT.md §11.10 written by the Kotlin sealer: version 2 names version 1's digest, for a reader that kept version 1. */
+    private fun chainedVector() {
+        val key = Crypto.randomBytes(32)
+        val stored = StoredKeyKek(key)
+        val sealer = VaultSealer(InMemoryCounterStore(), hint = "Kotlin vector writer")
+        val first = runSuspending { sealer.create(TestSupport.plaintext, "vectors", listOf(Recipient(stored, "file"))) }
+        val second = runSuspending { sealer.seal(TestSupport.plaintext, first.state) }
+        val seen = Json.obj("counter" to Json.int(1), "digest" to b64(VersionDigests.of(first.state.envelope)!!))
+        write("kotlin-anchored-chained", second.blob, "file", Json.obj("kty" to Json.str("oct"), "k" to b64(key)),
+            stored.kekId, "A256KW", listOf("anchor" to anchorJson(second.state.anchor!!), "expect_counter" to Json.int(2),
+                "reader" to Json.obj("counter" to Json.int(1), "anchor" to anchorJson(first.state.anchor!!), "seen" to JsonValue.Arr(listOf(seen)))),
+            second.state)
     }
 
     /**
