@@ -196,8 +196,17 @@ public final class SQLiteVaultStore: VaultStore {
         // FULL makes each commit reach the disk before the save is acknowledged. 16 KiB pages (for a new file;
         // an existing one keeps its size) put a 64 KiB blob in 5 pages instead of 17: fewer log frames, overflow
         // pages and write calls per save; measured 20% more saves per second than 4 KiB (docs/PERFORMANCE.md).
+        // temp_store = MEMORY: the one temporary storage these statements need is the savepoint sub-journal of a save
+        // batch (the original of each page a save's savepoint rewrites), which SQLite spills to a new file (`etilqs_…`)
+        // past 64 KiB: a descriptor opened late in a run, once freed pages were being reused. In memory it is bounded
+        // by what one save rewrites (its blob's pages plus the trimmed versions' freelist pages, a few MiB at most at
+        // the 1 MiB blob cap) and freed at its RELEASE; no query here sorts or builds a temporary table (each ORDER BY
+        // reads vault_versions_by_key or save_events_by_key in order).
         try connection.execute(
-            "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;")
+            """
+            PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;
+            PRAGMA temp_store = MEMORY;
+            """)
         return connection
     }
 
