@@ -400,7 +400,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
         guard response.status != 304 else { return queueNotModified(response, on: connection, closing: closing) }
-        guard let native = nativeResponse(body: response.body) else { return .NO }
+        guard let native = response.file.map(nativeResponse(file:)) ?? nativeResponse(body: response.body) else { return .NO }
         defer { MHD_destroy_response(native) }
         for (name, value) in response.headers {
             _ = MHD_add_response_header(native, name, value)
@@ -449,6 +449,18 @@ public final class HTTPServer: @unchecked Sendable {
                 bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), releaseResponseBody, owner.toOpaque())
         }
         if native == nil { owner.release() }
+        return native
+    }
+
+    /// A libmicrohttpd response over a file body, which from here on owns the descriptor (and closes it when destroyed):
+    /// `sendfile` from the page cache on plain HTTP, reads into libmicrohttpd's buffer under TLS. Nil when the
+    /// descriptor was taken before or libmicrohttpd refuses it (the descriptor is then closed here).
+    static func nativeResponse(file: HTTPFileBody) -> OpaquePointer? {
+        guard let descriptor = file.takeDescriptor() else { return nil }
+        guard let native = MHD_create_response_from_fd_at_offset64(UInt64(file.length), descriptor, UInt64(file.offset)) else {
+            close(descriptor)
+            return nil
+        }
         return native
     }
 
