@@ -3,7 +3,7 @@ import Foundation
 /// The directory beside an SQLite database that holds each stored version's body as a file of its own, named by the
 /// version's row, so a load can be answered from the page cache with `sendfile` (issue 31).
 ///
-/// A file is written and synced, and its directory entry synced (`syncEntries`), before the row naming it commits, so
+/// A file is written and synced, and its directory entry synced, before the row naming it commits, so
 /// no committed row names a file a crash could lose; it is never written again; it is removed after the commit that
 /// deletes its row (a history trim or an erasure). Files no row names (a crash between the two steps, a refused or
 /// failed save) are removed by `sweep` when the store opens, before it takes requests.
@@ -31,11 +31,10 @@ final class SQLiteBodyFiles: Sendable {
         close(directory)
     }
 
-    /// Writes `body` to a new file and syncs its bytes; returns the file's name. Its directory entry is durable only
-    /// after the next `syncEntries`.
+    /// Writes `body` to a new file, not yet synced (`sync`); returns the file's name and its open descriptor.
     ///
-    /// - Throws: `StoreError` when the file cannot be written in full or synced; nothing is then left behind.
-    func write(_ body: Data) throws(StoreError) -> String {
+    /// - Throws: `StoreError` when the file cannot be written in full; nothing is then left behind.
+    func write(_ body: Data) throws(StoreError) -> (name: String, descriptor: Int32) {
         let name = Self.newName()
         let file = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw failure("create") }
@@ -49,18 +48,36 @@ final class SQLiteBodyFiles: Sendable {
             }
             return true
         }
-        // fdatasync also syncs the size, which reading the bytes back needs.
-        guard written, fdatasync(file) == 0 else {
+        guard written else {
             let error = failure("write")
             close(file)
             unlinkat(directory, name, 0)
             throw error
         }
-        close(file)
-        return name
+        return (name, file)
     }
 
-    /// Syncs the directory, so every file written before is found after a crash.
+    /// Syncs a file `write` made (its bytes and size) and closes it, then syncs the directory, so the file is found
+    /// after a crash; a commit naming it must come after.
+    ///
+    /// Each save runs this on its own thread while it waits in the queue of the group commit, so it overlaps the
+    /// commit ahead of it; once the file's sync has committed the file system's journal (ext4), the directory's finds
+    /// little left to write. Syncing the directory once per batch, before its commit, put a second journal commit in
+    /// every batch's path, and syncing each file before queueing put its sync in each save's: 990 and 1 113, then
+    /// 1 273–1 555 saves/s, against 1 381–1 862 before body files (`scripts/bench_storage.sh`, paired,
+    /// docs/PERFORMANCE.md).
+    ///
+    /// - Throws: `StoreError` when either sync fails.
+    func sync(_ descriptor: Int32) throws(StoreError) {
+        // fdatasync also syncs the size, which reading the bytes back needs.
+        let synced = fdatasync(descriptor) == 0
+        let error = synced ? nil : failure("sync")
+        close(descriptor)
+        if let error { throw error }
+        guard fsync(directory) == 0 else { throw failure("sync the directory entry of") }
+    }
+
+    /// Syncs the directory, so removals before it are on disk (an erasure's).
     ///
     /// - Throws: `StoreError` when the directory cannot be synced.
     func syncEntries() throws(StoreError) {

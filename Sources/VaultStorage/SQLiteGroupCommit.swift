@@ -35,7 +35,10 @@ final class SQLiteGroupCommit<Request: Sendable>: Sendable {
     }
 
     /// Saves `request` in the next batch and returns its outcome once that batch is durable.
-    func save(_ request: Request) throws(StoreError) -> SaveOutcome {
+    ///
+    /// `whileQueued` runs on the caller's thread once the request is queued, before it waits or leads: work the
+    /// batch's commit needs done (a body file's sync) that can overlap the commit running ahead of it.
+    func save(_ request: Request, whileQueued: () -> Void = {}) throws(StoreError) -> SaveOutcome {
         let mine = Pending(request)
         let leads = queue.withLock { queue -> Bool in
             queue.pending.append(mine)
@@ -43,6 +46,7 @@ final class SQLiteGroupCommit<Request: Sendable>: Sendable {
             queue.leaderActive = true
             return true
         }
+        whileQueued()
         if !leads {
             mine.woken.wait()
             if let result = mine.result { return try result.get() }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import VaultCore
@@ -163,15 +164,23 @@ public final class SQLiteVaultStore: VaultStore {
     }
 
     public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
-        // Written and synced here, beside other saves doing the same, before the batch that may commit a row naming
-        // it; the batch syncs the directory entries once for all its files.
+        // Written here, and synced (the file and its directory entry) while the save waits for its batch: the batch
+        // commits a row naming it only once that sync succeeded.
         let file = try bodies.write(request.body)
-        return try groupCommit.save(SQLiteSave(request: request, bodyFile: file))
+        let save = SQLiteSave(request: request, bodyFile: file.name)
+        return try groupCommit.save(save) {
+            do throws(StoreError) {
+                try bodies.sync(file.descriptor)
+                save.synced.finish(nil)
+            } catch {
+                save.synced.finish(error)
+            }
+        }
     }
 
     /// Runs a batch of saves in one transaction, each in a savepoint so one failure undoes only itself.
     ///
-    /// Body files: the batch's are made durable (their directory entries) before it begins; after the commit, the files
+    /// Body files: the batch's are durable before it begins (`SQLiteBodyFiles.write`); after the commit, the files
     /// of the rows it deleted (history trims) and those of its saves that did not happen are removed. When the commit
     /// fails nothing is removed: whether the log holds it is not known, and the sweep at the next start removes what
     /// no row names.
@@ -180,7 +189,6 @@ public final class SQLiteVaultStore: VaultStore {
     ) -> [Result<SaveOutcome, StoreError>] {
         let connection = writer.connection
         do {
-            try bodies.syncEntries()
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
             return saves.map { _ in .failure(error) }
@@ -190,6 +198,11 @@ public final class SQLiteVaultStore: VaultStore {
         let results = saves.map { save -> Result<SaveOutcome, StoreError> in
             writer.bodyFile = save.bodyFile
             do throws(StoreError) {
+                // Its file must be durable before a commit names it; the sync ran while the save was queued.
+                if let failed = save.synced.wait() {
+                    removable.append(save.bodyFile)
+                    return .failure(failed)
+                }
                 try connection.execute("SAVEPOINT save")
                 let outcome = try writer.save(save.request, historyVersions: historyVersions)
                 try connection.execute("RELEASE save")
@@ -325,8 +338,29 @@ private struct FoundVersion {
     let inline: Data?
 }
 
-/// A save as the SQLite batch runs it: the request and the body file already written for it.
+/// A save as the SQLite batch runs it: the request, the body file written for it, and that file's sync.
 private struct SQLiteSave: Sendable {
     let request: SaveRequest
     let bodyFile: String
+    let synced = SyncSignal()
+}
+
+/// The outcome of a body file's sync, which the save's own thread finishes and the batch's leader waits for.
+private final class SyncSignal: @unchecked Sendable {
+    // @unchecked: `failure` is written once before `done` is signalled and read only after waiting for it.
+    private var failure: StoreError?
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Records the sync's outcome (nil for success) and wakes the waiter.
+    func finish(_ failure: StoreError?) {
+        self.failure = failure
+        done.signal()
+    }
+
+    /// Waits for the sync and returns its failure, nil when it succeeded; a second wait returns at once.
+    func wait() -> StoreError? {
+        done.wait()
+        done.signal()
+        return failure
+    }
 }
