@@ -17,7 +17,7 @@ BIN=${WV_SERVER_BINARY:-.build/release/walletvault-server}
 work=$(mktemp -d)
 server_pid=""
 stop_server() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; server_pid=""; fi; }
-trap 'stop_server; rm -rf "$work"' EXIT
+trap 'stop_server; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 source scripts/bench_common.sh
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 cpu_us() { awk -v t="$1" -v r="$2" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (r > 0 ? t * 1e6 / hz / (r * d) : 0) }'; }
@@ -57,10 +57,20 @@ stop_server
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
   -days 1 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
 port=$(free_port)
+# The session tokens name the development issuer they were minted from (`oidc_iss`) and the --dev server's session
+# issuer: the TLS server must know both to accept them.
+oidc_iss=$(python3 - "$work/tokens.lua" <<'PY'
+import base64, json, re, sys
+token = re.search(r'"([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)"', open(sys.argv[1]).read()).group(1)
+payload = token.split(".")[1]
+print(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["oidc_iss"])
+PY
+)
 cat >"$work/tls.json" <<JSON
 { "listen": "127.0.0.1:$port",
   "database": "sqlite:$work/dev/vault.sqlite",
-  "issuers": [ { "issuer": "https://idp.invalid", "jwks_uri": "https://idp.invalid/jwks.json", "audiences": ["wallet-app"] } ],
+  "issuers": [ { "issuer": "$oidc_iss", "jwks_uri": "https://idp.invalid/jwks.json", "audiences": ["wallet-app"] } ],
+  "session_issuer": "walletvault-dev",
   "session_keys_file": "$work/dev/session-keys.json",
   "storage_key_pepper_file": "$work/dev/storage-key-pepper",
   "limits": { "max_connections_per_ip": 0 },

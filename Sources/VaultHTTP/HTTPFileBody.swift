@@ -1,6 +1,6 @@
 /// A response body in a file: `length` bytes from `offset` of an open descriptor, which libmicrohttpd sends with
-/// `sendfile` on plain HTTP (from the page cache to the socket, never through the process) and reads through its own
-/// buffer under TLS.
+/// `sendfile` on plain HTTP (from the page cache to the socket, never through the process); under TLS the transport
+/// reads it in with one `pread` and sends it as a buffer (`HTTPServer.nativeResponse(readingIn:)`).
 ///
 /// The descriptor stays with its owner until the transport takes it (`takeDescriptor`), once, to hand to
 /// libmicrohttpd, which closes it when the response is done; a body never queued stays with its owner, who closes it.
