@@ -22,12 +22,7 @@ source scripts/bench_common.sh
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 cpu_us() { awk -v t="$1" -v r="$2" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (r > 0 ? t * 1e6 / hz / (r * d) : 0) }'; }
 
-cat >"$work/done.lua" <<'LUA'
-local next_id = 0
-setup = function(thread) thread:set("id", next_id); next_id = next_id + 1 end
-init = function(args) math.randomseed(os.time() * 1000 + id); counter = id end
-LUA
-wrk_done_lua >>"$work/done.lua"
+write_done_lua "$work/done.lua"
 
 start_dev_server "$work/dev" --saves-per-hour 1000000000
 echo "bench_tls_loads.sh: saving $USERS users through D2 (SQLite), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
