@@ -3,6 +3,9 @@ import VaultCore
 
 /// The SQLite write connection with its prepared statements: the save steps and the erasure.
 final class SQLiteWriter: SaveSteps, @unchecked Sendable {
+    /// The instants of a user's newest `?3` saves after `?2`: what the hourly cap counts.
+    static let recentSavesSQL = "SELECT at_ms FROM save_events WHERE storage_key = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?"
+
     // @unchecked: used only while holding the store's writer lock.
     let connection: SQLiteConnection
     private let lastSyncID: SQLiteStatement
@@ -22,8 +25,7 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
     init(_ connection: SQLiteConnection) throws(StoreError) {
         self.connection = connection
         lastSyncID = try connection.prepare("SELECT last_sync_ms FROM vault_users WHERE storage_key = ?")
-        recentSaves = try connection.prepare(
-            "SELECT at_ms FROM save_events WHERE storage_key = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?")
+        recentSaves = try connection.prepare(Self.recentSavesSQL)
         current = try connection.prepare(
             "SELECT sync_ms, updated_utc, hint, write_key FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1")
         insertVersion = try connection.prepare(

@@ -102,6 +102,35 @@ struct SQLiteBodyFileTests {
         #expect(!diskHolds(refused))
     }
 
+    @Test func aSaveOverTheHourlyCapWritesNoBodyFile() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let capped = { (body: Data, at: Int64) in
+            SaveRequest(
+                key: self.key, body: body, header: self.request(body, at: at).header, precondition: .none,
+                rateLimit: SlidingWindowRateLimit(limit: 2), now: UTCTimestamp(millisecondsSinceEpoch: at))
+        }
+        for at in [1000, 2000] as [Int64] { _ = try store.save(capped(Self.body("within-\(at)"), at)) }
+        #expect(bodyFileCount() == 2)
+        // A file made and removed again would still change the directory's modification time.
+        let before = try directoryModification()
+        let over = Self.body("over the cap")
+        let outcome = try store.save(capped(over, 3000))
+        guard case .rateLimited = outcome else {
+            Issue.record("expected the cap, got \(outcome)")
+            return
+        }
+        #expect(try directoryModification() == before)
+        #expect(bodyFileCount() == 2)
+        #expect(!diskHolds(over))
+    }
+
+    /// The body directory's modification time, to the nanosecond.
+    func directoryModification() throws -> [Int] {
+        var status = stat()
+        guard stat(path + ".bodies", &status) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        return [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+    }
+
     @Test func openingRemovesFilesNoRowNames() throws {
         let saved = Self.body("swept-keep")
         do {
