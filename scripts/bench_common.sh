@@ -63,6 +63,16 @@ end
 LUA
 }
 
+write_done_lua() { # file -> the end of every wrk script here: each thread seeds its own random sequence and
+  # starts its `counter` at its id (a warm walk steps it), and done() prints the RESULT line measure() reads
+  cat >"$1" <<'LUA'
+local next_id = 0
+setup = function(thread) thread:set("id", next_id); next_id = next_id + 1 end
+init = function(args) math.randomseed(os.time() * 1000 + id); counter = id end
+LUA
+  wrk_done_lua >>"$1"
+}
+
 measure() { # url script seconds -> "rate p99 non2xx socket_errors"
   wrk -t2 -c"$CONNECTIONS" -d"${3}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
 }

@@ -44,12 +44,7 @@ start_server() { # database
 
 # wrk scripts. done() prints: successful requests/s (non-2xx/3xx excluded), p99 ms, non-2xx/3xx count, socket errors.
 # Each thread seeds its own random sequence; `warm` walks every item in order instead (threads interleaved).
-cat >"$work/done.lua" <<'LUA'
-local next_id = 0
-setup = function(thread) thread:set("id", next_id); next_id = next_id + 1 end
-init = function(args) math.randomseed(os.time() * 1000 + id); counter = id end
-LUA
-wrk_done_lua >>"$work/done.lua"
+write_done_lua "$work/done.lua"
 server_lua() { # users mode(random|warm) -> script path
   local script="$work/server-$1-$2.lua"
   { cat "$work/tokens.lua"; echo "local n, mode = $1, \"$2\""; cat <<'LUA'

@@ -177,9 +177,26 @@ def sqlite_check(path: str, scratch: str, owners: dict, ledgers: dict) -> tuple[
         result = ", ".join(str(row[0]) for row in connection.execute("PRAGMA integrity_check").fetchall())
         problems = [] if result == "ok" else [f"PRAGMA integrity_check: {result}"]
         # A body stored as TEXT rather than BLOB would be a fault too; it is compared by its bytes all the same.
-        rows = ((key.hex(), sync_ms, body.encode() if isinstance(body, str) else bytes(body)) for key, sync_ms, body in
-                connection.execute("SELECT storage_key, sync_ms, body FROM vault_versions"))
+        # A row naming a body file (issue 31) has its bytes there, read where the kill left it: a file a committed
+        # row names must be complete; one missing is a lost save.
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(vault_versions)")]
+        file_column = "body_file" if "body_file" in columns else "NULL"
+        missing: list[str] = []
+
+        def body_of(key: bytes, sync_ms: int, body, name) -> bytes:
+            if name is None:
+                return body.encode() if isinstance(body, str) else bytes(body)
+            try:
+                with open(os.path.join(path + ".bodies", name), "rb") as file:
+                    return file.read()
+            except FileNotFoundError:
+                missing.append(f"row {key.hex()[:12]}/{sync_ms}: its body file {name} is missing")
+                return b""
+
+        rows = [(key.hex(), sync_ms, body_of(key, sync_ms, body, name)) for key, sync_ms, body, name in
+                connection.execute(f"SELECT storage_key, sync_ms, body, {file_column} FROM vault_versions")]
         row_problems, summary = judge_rows(rows, owners, ledgers)
+        row_problems = missing + row_problems
         others = sum(connection.execute(f"SELECT count(*), sum(length(storage_key)) FROM {table}").fetchone()[0]
                      for table in ("vault_users", "save_events"))
         return problems + row_problems, f"integrity_check {result}; {summary}; {others} other rows read"

@@ -200,12 +200,15 @@ def parse_replies(data: bytes) -> list[Reply]:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         rest = data[end + 4:]
-        length = headers.get("content-length")
+        status = int(match.group(1))
+        # A 304, a 204 and a 1xx end at their header section whatever Content-Length says (RFC 9112 §6.3): a 304
+        # names the length its 200 would have had (RFC 9110 §8.6).
+        length = "0" if status in (204, 304) or 100 <= status < 200 else headers.get("content-length")
         if length is not None and length.isdigit():
             body, data = rest[:int(length)], rest[int(length):]
         else:
             body, data = rest, b""
-        replies.append(Reply(int(match.group(1)), match.group(2), headers, body))
+        replies.append(Reply(status, match.group(2), headers, body))
     return replies
 
 
@@ -270,7 +273,7 @@ class Connection:
                 replies = parse_replies(data)
                 if replies:
                     length = replies[0].headers.get("content-length")
-                    if length is None or len(data) >= end + 4 + int(length):
+                    if length is None or replies[0].status in (204, 304) or len(data) >= end + 4 + int(length):
                         return replies[0]
             remaining = deadline - time.monotonic()
             if remaining <= 0:

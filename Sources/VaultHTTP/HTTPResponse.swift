@@ -6,8 +6,10 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     /// Header fields in order; `Content-Type` included.
     public var headers: [(name: String, value: String)]
-    /// The body bytes.
+    /// The body bytes, when the body is not in a file.
     public var body: Data
+    /// The body in a file, sent in place of `body`.
+    public var file: HTTPFileBody?
 
     /// Creates a response.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
@@ -15,6 +17,15 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = body
     }
+
+    /// Creates a response whose body is sent from a file.
+    public init(status: Int, headers: [(name: String, value: String)] = [], file: HTTPFileBody) {
+        self.init(status: status, headers: headers)
+        self.file = file
+    }
+
+    /// The body's length in bytes, wherever it is.
+    public var bodyLength: Int { file?.length ?? body.count }
 
     /// A JSON response of an encodable value.
     public static func json(_ status: Int, _ value: some Encodable, headers: [(name: String, value: String)] = []) -> HTTPResponse {

@@ -194,7 +194,7 @@ public final class HTTPServer: @unchecked Sendable {
             if let refusal = Self.framingRefusal(connection, rawTarget: upload.rawTarget) {
                 upload.refused = true
                 upload.answered = true
-                return Self.queue(
+                return queue(
                     responder.malformedResponse(method: method, path: url, status: refusal.status, reason: refusal.reason),
                     on: connection, closing: true)
             }
@@ -235,7 +235,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if let response = upload.offloadedResponse.withLock({ $0.take() }) {
             // Called again after the resume: the answer is ready.
-            return Self.queue(response, on: connection, closing: draining.load(ordering: .acquiring))
+            return queue(response, on: connection, closing: draining.load(ordering: .acquiring))
         }
         // The answer went out while the body arrived: libmicrohttpd has none to send, so the connection just ends.
         if upload.answeredEarly { return .NO }
@@ -248,7 +248,7 @@ public final class HTTPServer: @unchecked Sendable {
         if responder.mayHold(request) {
             switch responder.hold(request) {
             case .answer(let response):
-                return Self.queue(response, on: connection, closing: draining.load(ordering: .acquiring))
+                return queue(response, on: connection, closing: draining.load(ordering: .acquiring))
             case .hold(let seconds, let fallback, let begin):
                 upload.answered = true
                 upload.body = Data()
@@ -257,7 +257,7 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         guard let storageWorkers, responder.waitsOnStorage(request) else {
-            return Self.queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
+            return queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
         }
         upload.answered = true
         upload.body = Data()
@@ -299,7 +299,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard !upload.answered else { return .YES }
         upload.answered = true
         let response = responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit)
-        return Self.queue(response, on: connection, closing: true)
+        return queue(response, on: connection, closing: true)
     }
 
     /// Sends the 413 for a body past its cap while the body is still arriving, then drains what follows.
@@ -398,9 +398,15 @@ public final class HTTPServer: @unchecked Sendable {
         return nil
     }
 
-    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
-        guard response.status != 304 else { return queueNotModified(response, on: connection, closing: closing) }
-        guard let native = nativeResponse(body: response.body) else { return .NO }
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+        guard response.status != 304 else { return Self.queueNotModified(response, on: connection, closing: closing) }
+        let native: OpaquePointer?
+        if let file = response.file {
+            native = options.tls == nil ? Self.nativeResponse(file: file) : Self.nativeResponse(readingIn: file)
+        } else {
+            native = Self.nativeResponse(body: response.body)
+        }
+        guard let native else { return .NO }
         defer { MHD_destroy_response(native) }
         for (name, value) in response.headers {
             _ = MHD_add_response_header(native, name, value)
@@ -450,6 +456,39 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if native == nil { owner.release() }
         return native
+    }
+
+    /// A libmicrohttpd response over a file body, which from here on owns the descriptor (and closes it when destroyed):
+    /// `sendfile` from the page cache (plain HTTP only: under TLS `queue` uses `nativeResponse(readingIn:)`). Nil when the
+    /// descriptor was taken before or libmicrohttpd refuses it (the descriptor is then closed here).
+    static func nativeResponse(file: HTTPFileBody) -> OpaquePointer? {
+        guard let descriptor = file.takeDescriptor() else { return nil }
+        guard let native = MHD_create_response_from_fd_at_offset64(UInt64(file.length), descriptor, UInt64(file.offset)) else {
+            close(descriptor)
+            return nil
+        }
+        return native
+    }
+
+    /// Under TLS, where libmicrohttpd cannot `sendfile`: the file's bytes read in with one `pread` and sent as a
+    /// buffer, the descriptor closed here. libmicrohttpd's own fd response, which reads the file through its callback
+    /// buffer under TLS, cost 248–282 µs of CPU per 64 KiB load against 145–156 µs from memory
+    /// (`scripts/bench_tls_loads.sh`, paired, docs/PERFORMANCE.md). Nil when the file cannot be read in full.
+    static func nativeResponse(readingIn file: HTTPFileBody) -> OpaquePointer? {
+        guard let descriptor = file.takeDescriptor() else { return nil }
+        defer { close(descriptor) }
+        var bytes = Data(count: file.length)
+        let complete = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            var done = 0
+            while done < file.length {
+                let count = pread(descriptor, buffer.baseAddress! + done, file.length - done, off_t(file.offset) + off_t(done))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                done += count
+            }
+            return true
+        }
+        return complete ? nativeResponse(body: bytes) : nil
     }
 
     private static func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {

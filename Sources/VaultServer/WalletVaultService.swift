@@ -169,13 +169,13 @@ public struct WalletVaultService: HTTPResponder {
         let route = knownRoutes.contains(request.path) ? request.path : "(unknown)"
         metrics.record(
             route: route, status: response.status, seconds: seconds, requestBytes: bytesIn,
-            responseBytes: response.body.count, storeFailed: notes.storeFailed)
+            responseBytes: response.bodyLength, storeFailed: notes.storeFailed)
         guard logger.enabled else { return }
         logger.write(
             .init(
                 time: clock.now().description, method: String(request.method.prefix(16)), route: route,
                 status: response.status, durationMs: (seconds * 1_000_000).rounded() / 1000, bytesIn: bytesIn,
-                bytesOut: response.body.count, client: clientAddresses.client(of: request), user: notes.user,
+                bytesOut: response.bodyLength, client: clientAddresses.client(of: request), user: notes.user,
                 reason: notes.reason))
     }
 }

@@ -51,7 +51,9 @@ public final class CachingVaultStore: VaultStore {
         }
         if let hit { return hit }
         let loaded = try base.load(key)
-        if remembersLoads, let loaded { remember(loaded, for: key, evicting: false) }
+        // A body in a file is sent from the page cache without being read (issue 31): reading it in to cache it would
+        // be the copy that avoids.
+        if remembersLoads, let loaded, case .bytes = loaded.content { remember(loaded, for: key, evicting: false) }
         return loaded
     }
 
@@ -103,23 +105,23 @@ public final class CachingVaultStore: VaultStore {
 
     private func forget(_ key: StorageKey) {
         state.withLock { state in
-            if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.vault.body.count }
+            if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.vault.byteCount }
         }
     }
 
     /// Keeps `vault` for `key`; a loaded blob (`evicting` false) only if it fits without evicting anything.
     private func remember(_ vault: StoredVault, for key: StorageKey, evicting: Bool = true) {
         // Too large to keep: drop any older copy, which is now stale.
-        guard vault.body.count <= budgetBytes / 4 else { return forget(key) }
+        guard vault.byteCount <= budgetBytes / 4 else { return forget(key) }
         state.withLock { state in
-            if !evicting, state.entries[key] == nil, state.bytes + vault.body.count > budgetBytes { return }
+            if !evicting, state.entries[key] == nil, state.bytes + vault.byteCount > budgetBytes { return }
             if let old = state.entries.updateValue(Entry(vault: vault, referenced: false), forKey: key) {
-                state.bytes -= old.vault.body.count
+                state.bytes -= old.vault.byteCount
                 state.entries[key]?.referenced = old.referenced
             } else {
                 state.queue.append(key)
             }
-            state.bytes += vault.body.count
+            state.bytes += vault.byteCount
             while state.bytes > budgetBytes, state.head < state.queue.count {
                 let victim = state.queue[state.head]
                 state.head += 1
@@ -129,7 +131,7 @@ public final class CachingVaultStore: VaultStore {
                     state.queue.append(victim)
                 } else {
                     state.entries[victim] = nil
-                    state.bytes -= entry.vault.body.count
+                    state.bytes -= entry.vault.byteCount
                 }
             }
             // Keys forgotten and admitted again leave stale copies behind: keep the queue near the live entries.

@@ -8,15 +8,15 @@ import VaultCore
 /// runs wait and share the next one. Each save still sees the ones before it in the batch (same
 /// connection), so compare-and-swap and the rate limit decide exactly as one at a time; no save is
 /// acknowledged before the commit holding it is on disk, and a failed commit fails every save in it.
-final class SQLiteGroupCommit: Sendable {
+final class SQLiteGroupCommit<Request: Sendable>: Sendable {
     private final class Pending: @unchecked Sendable {
         // @unchecked: `result` and `leads` are written before `signal` and read after `wait`.
-        let request: SaveRequest
+        let request: Request
         var result: Result<SaveOutcome, StoreError>?
         var leads = false
         let woken = DispatchSemaphore(value: 0)
 
-        init(_ request: SaveRequest) {
+        init(_ request: Request) {
             self.request = request
         }
     }
@@ -27,15 +27,18 @@ final class SQLiteGroupCommit: Sendable {
     }
 
     private let queue = Mutex(Queue())
-    private let commit: @Sendable ([SaveRequest]) -> [Result<SaveOutcome, StoreError>]
+    private let commit: @Sendable ([Request]) -> [Result<SaveOutcome, StoreError>]
 
     /// Creates a group commit over `commit`, which runs a batch in one transaction and returns one result per save.
-    init(commit: @escaping @Sendable ([SaveRequest]) -> [Result<SaveOutcome, StoreError>]) {
+    init(commit: @escaping @Sendable ([Request]) -> [Result<SaveOutcome, StoreError>]) {
         self.commit = commit
     }
 
     /// Saves `request` in the next batch and returns its outcome once that batch is durable.
-    func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
+    ///
+    /// `whileQueued` runs on the caller's thread once the request is queued, before it waits or leads: work the
+    /// batch's commit needs done (a body file's sync) that can overlap the commit running ahead of it.
+    func save(_ request: Request, whileQueued: () -> Void = {}) throws(StoreError) -> SaveOutcome {
         let mine = Pending(request)
         let leads = queue.withLock { queue -> Bool in
             queue.pending.append(mine)
@@ -43,6 +46,7 @@ final class SQLiteGroupCommit: Sendable {
             queue.leaderActive = true
             return true
         }
+        whileQueued()
         if !leads {
             mine.woken.wait()
             if let result = mine.result { return try result.get() }

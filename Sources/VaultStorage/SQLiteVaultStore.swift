@@ -1,8 +1,11 @@
+import Dispatch
 import Foundation
 import Synchronization
 import VaultCore
 
-/// The embedded store: one SQLite file in WAL mode, every commit synced before the answer.
+/// The embedded store: one SQLite file in WAL mode, every commit synced before the answer, and beside it a directory
+/// with each version's body as a file (`SQLiteBodyFiles`), which a load hands to the transport to send with
+/// `sendfile` (issue 31).
 ///
 /// Writes go through one connection under a lock, so saves never wait on SQLite's busy handler;
 /// reads use a pool of connections that WAL lets run beside the writer.
@@ -45,6 +48,12 @@ public final class SQLiteVaultStore: VaultStore {
         """,
         // The write key each version's writer named: a save or erasure replacing the version must prove it.
         "ALTER TABLE vault_versions ADD COLUMN write_key BLOB;",
+        // Bodies in files of their own (SQLiteBodyFiles): a row names its file and length, and keeps an empty `body`.
+        // Rows from before keep their bytes in `body` (body_file NULL) and are read from it.
+        """
+        ALTER TABLE vault_versions ADD COLUMN body_file TEXT;
+        ALTER TABLE vault_versions ADD COLUMN body_bytes INTEGER;
+        """,
     ]
 
     private let path: String
@@ -52,7 +61,8 @@ public final class SQLiteVaultStore: VaultStore {
     /// Held for every use of the write connection: a save batch or an erasure.
     private let writeLock = SharedLock()
     private let writer: SQLiteWriter
-    private let groupCommit: SQLiteGroupCommit
+    private let bodies: SQLiteBodyFiles
+    private let groupCommit: SQLiteGroupCommit<SQLiteSave>
     private let checkpointer: SQLiteCheckpointer
     private let readers = Mutex<[SQLiteReader]>([])
 
@@ -68,12 +78,20 @@ public final class SQLiteVaultStore: VaultStore {
         try Self.migrate(connection)
         let writer = try SQLiteWriter(connection)
         self.writer = writer
+        let bodies = try SQLiteBodyFiles(databasePath: path)
+        self.bodies = bodies
+        // Before any request: files no committed row names are saves that never committed or removals a crash cut.
+        try bodies.sweep(
+            keeping: Set(
+                try connection.prepare("SELECT body_file FROM vault_versions WHERE body_file IS NOT NULL").query([]) {
+                    $0.text(0) ?? ""
+                }))
         let checkpointer = SQLiteCheckpointer(connection: try Self.open(path))
         self.checkpointer = checkpointer
         connection.observeWriteAheadLog { frames in checkpointer.committed(logFrames: frames) }
-        groupCommit = SQLiteGroupCommit { [writeLock] requests in
+        groupCommit = SQLiteGroupCommit { [writeLock] saves in
             writeLock.mutex.withLock { _ in
-                let results = Self.commit(requests, with: writer, historyVersions: historyVersions)
+                let results = Self.commit(saves, with: writer, bodies: bodies, historyVersions: historyVersions)
                 checkpointer.restartLogIfTooLong(with: writer.connection)
                 return results
             }
@@ -83,34 +101,59 @@ public final class SQLiteVaultStore: VaultStore {
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
         try loadVersion(
             """
-            SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ?
+            SELECT rowid, sync_ms, updated_utc, hint, body_file, body_bytes FROM vault_versions WHERE storage_key = ?
             ORDER BY sync_ms DESC LIMIT 1
             """, [.blob(key.bytes)])
     }
 
     public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
         try loadVersion(
-            "SELECT rowid, sync_ms, updated_utc, hint FROM vault_versions WHERE storage_key = ? AND sync_ms = ?",
+            """
+            SELECT rowid, sync_ms, updated_utc, hint, body_file, body_bytes FROM vault_versions
+            WHERE storage_key = ? AND sync_ms = ?
+            """,
             [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)])
     }
 
-    /// Finds a version's row with `sql` (rowid, sync_ms, updated_utc, hint) and reads its body with incremental blob
-    /// I/O from the same snapshot: one copy of the bytes, from the file into the buffer the answer is sent from.
+    /// How often a load reads the row again when the file it named was removed before it could be opened.
+    private static let loadAttempts = 8
+
+    /// Finds a version's row with `sql` (rowid, sync_ms, updated_utc, hint, body_file, body_bytes) and opens the body
+    /// file it names, reading none of its bytes: the answer's headers come from the row.
+    ///
+    /// A commit between reading the row and opening the file may have deleted the version (a trim, an erasure) and
+    /// removed the file: then the row is read again, from a newer snapshot, which no longer names it. A row from
+    /// before body files has its bytes in `body`, read with incremental blob I/O from the row's snapshot.
     private func loadVersion(_ sql: String, _ parameters: [SQLiteStatement.Value]) throws(StoreError) -> StoredVault? {
-        try withReader { reader throws(StoreError) in
-            try reader.statement(sql).first(parameters) { row throws(StoreError) in
-                StoredVault(
-                    syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(1)), updatedUtc: row.text(2) ?? "",
-                    hint: row.text(3),
-                    body: try reader.connection.readBlob(table: "vault_versions", column: "body", rowid: row.integer(0)))
+        for _ in 0..<Self.loadAttempts {
+            let found = try withReader { reader throws(StoreError) -> FoundVersion? in
+                try reader.statement(sql).first(parameters) { row throws(StoreError) in
+                    let file = row.text(4)
+                    return FoundVersion(
+                        syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(1)), updatedUtc: row.text(2) ?? "",
+                        hint: row.text(3), file: file, length: Int(row.integer(5)),
+                        inline: file == nil
+                            ? try reader.connection.readBlob(table: "vault_versions", column: "body", rowid: row.integer(0)) : nil)
+                }
             }
+            guard let found else { return nil }
+            let content: StoredVault.Content
+            if let inline = found.inline {
+                content = .bytes(inline)
+            } else if let name = found.file, let file = try bodies.open(name, length: found.length) {
+                content = .file(file)
+            } else {
+                continue
+            }
+            return StoredVault(syncID: found.syncID, updatedUtc: found.updatedUtc, hint: found.hint, content: content)
         }
+        throw StoreError(.unavailable, "a version's body file was removed under every read of its row")
     }
 
     public func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] {
         try read(
             """
-            SELECT sync_ms, length(body), updated_utc, hint FROM vault_versions WHERE storage_key = ?
+            SELECT sync_ms, coalesce(body_bytes, length(body)), updated_utc, hint FROM vault_versions WHERE storage_key = ?
             ORDER BY sync_ms DESC
             """, [.blob(key.bytes)]
         ) { row in
@@ -121,53 +164,99 @@ public final class SQLiteVaultStore: VaultStore {
     }
 
     public func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
-        try groupCommit.save(request)
+        // A save over the hourly cap is refused before its body reaches the disk: one that still costs a file write
+        // and two syncs would let a client past its cap keep the disk busy. The committed count can only be lower
+        // than the one the transaction sees (saves in flight add to it), so this refuses nothing it would accept.
+        let horizon = request.rateLimit.horizon(now: request.now)
+        let accepted = try read(
+            SQLiteWriter.recentSavesSQL, [.blob(request.key.bytes), .integer(horizon), .integer(Int64(request.rateLimit.limit))]
+        ) { $0.integer(0) }
+        let decision = request.rateLimit.decide(acceptedSaves: accepted, now: request.now)
+        if case .limited = decision { return .rateLimited(decision) }
+        // Written here, and synced (the file and its directory entry) while the save waits for its batch: the batch
+        // commits a row naming it only once that sync succeeded.
+        let file = try bodies.write(request.body)
+        let save = SQLiteSave(request: request, bodyFile: file.name)
+        return try groupCommit.save(save) {
+            do throws(StoreError) {
+                try bodies.sync(file.descriptor)
+                save.synced.finish(nil)
+            } catch {
+                save.synced.finish(error)
+            }
+        }
     }
 
     /// Runs a batch of saves in one transaction, each in a savepoint so one failure undoes only itself.
-    private static func commit(_ requests: [SaveRequest], with writer: SQLiteWriter, historyVersions: Int)
-        -> [Result<SaveOutcome, StoreError>]
-    {
+    ///
+    /// Body files: the batch's are durable before it begins (`SQLiteBodyFiles.write`); after the commit, the files
+    /// of the rows it deleted (history trims) and those of its saves that did not happen are removed. When the commit
+    /// fails nothing is removed: whether the log holds it is not known, and the sweep at the next start removes what
+    /// no row names.
+    private static func commit(
+        _ saves: [SQLiteSave], with writer: SQLiteWriter, bodies: SQLiteBodyFiles, historyVersions: Int
+    ) -> [Result<SaveOutcome, StoreError>] {
         let connection = writer.connection
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
-            return requests.map { _ in .failure(error) }
+            return saves.map { _ in .failure(error) }
         }
-        let results = requests.map { request -> Result<SaveOutcome, StoreError> in
+        var removable: [String] = []
+        _ = writer.takeRemovedBodyFiles()
+        let results = saves.map { save -> Result<SaveOutcome, StoreError> in
+            writer.bodyFile = save.bodyFile
             do throws(StoreError) {
+                // Its file must be durable before a commit names it; the sync ran while the save was queued.
+                if let failed = save.synced.wait() {
+                    removable.append(save.bodyFile)
+                    return .failure(failed)
+                }
                 try connection.execute("SAVEPOINT save")
-                let outcome = try writer.save(request, historyVersions: historyVersions)
+                let outcome = try writer.save(save.request, historyVersions: historyVersions)
                 try connection.execute("RELEASE save")
+                removable += writer.takeRemovedBodyFiles()
+                if case .saved = outcome {} else { removable.append(save.bodyFile) }
                 return .success(outcome)
             } catch {
                 try? connection.execute("ROLLBACK TO save")
                 try? connection.execute("RELEASE save")
+                _ = writer.takeRemovedBodyFiles()
+                removable.append(save.bodyFile)
                 return .failure(error)
             }
         }
         do {
             try connection.execute("COMMIT")
+            bodies.remove(removable)
             return results
         } catch {
             // Nothing in the batch is durable: no save of it may be acknowledged.
             try? connection.execute("ROLLBACK")
-            return requests.map { _ in .failure(error) }
+            return saves.map { _ in .failure(error) }
         }
     }
 
     public func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome {
         try writeLock.mutex.withLock { _ throws(StoreError) in
-            try writer.connection.writeTransaction { () throws(StoreError) -> EraseOutcome in
+            _ = writer.takeRemovedBodyFiles()
+            let outcome = try writer.connection.writeTransaction { () throws(StoreError) -> EraseOutcome in
                 guard WriterProof.admits(proof, current: try writer.currentVersion(key)) else { return .writerRefused }
-                try writer.deleteVersions.run([.blob(key.bytes)])
+                try writer.deleteAll(key)
                 return .erased
             }
+            // Committed: the rows are gone, so no load opens these files from now on; then the files go, and the
+            // directory is synced so the erasure is on disk before it is acknowledged.
+            let removed = writer.takeRemovedBodyFiles()
+            guard !removed.isEmpty else { return outcome }
+            bodies.remove(removed)
+            try bodies.syncEntries()
+            return outcome
         }
     }
 
     public func close() {
-        // Fold the write-ahead log into the database file, so a copy of the file alone is complete.
+        // Fold the write-ahead log into the database file, so a copy of the file and its body directory is complete.
         checkpointer.drain()
         writeLock.mutex.withLock { _ in try? writer.connection.checkpoint(.truncate) }
         readers.withLock { $0.removeAll() }
@@ -196,8 +285,17 @@ public final class SQLiteVaultStore: VaultStore {
         // FULL makes each commit reach the disk before the save is acknowledged. 16 KiB pages (for a new file;
         // an existing one keeps its size) put a 64 KiB blob in 5 pages instead of 17: fewer log frames, overflow
         // pages and write calls per save; measured 20% more saves per second than 4 KiB (docs/PERFORMANCE.md).
+        // temp_store = MEMORY: the one temporary storage these statements need is the savepoint sub-journal of a save
+        // batch (the original of each page a save's savepoint rewrites), which SQLite spills to a new file (`etilqs_…`)
+        // past 64 KiB: a descriptor opened late in a run, once freed pages were being reused. In memory it is bounded
+        // by what one save rewrites (its blob's pages plus the trimmed versions' freelist pages, a few MiB at most at
+        // the 1 MiB blob cap) and freed at its RELEASE; no query here sorts or builds a temporary table (each ORDER BY
+        // reads vault_versions_by_key or save_events_by_key in order).
         try connection.execute(
-            "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;")
+            """
+            PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;
+            PRAGMA temp_store = MEMORY;
+            """)
         return connection
     }
 
@@ -237,4 +335,41 @@ private final class SQLiteReader: @unchecked Sendable {
 /// A lock that closures can share (a `Mutex` alone cannot be captured: it is not copyable).
 private final class SharedLock: Sendable {
     let mutex = Mutex(())
+}
+
+/// A version's row as a load read it: its body's bytes (a row from before body files) or its body file's name.
+private struct FoundVersion {
+    let syncID: UTCTimestamp
+    let updatedUtc: String
+    let hint: String?
+    let file: String?
+    let length: Int
+    let inline: Data?
+}
+
+/// A save as the SQLite batch runs it: the request, the body file written for it, and that file's sync.
+private struct SQLiteSave: Sendable {
+    let request: SaveRequest
+    let bodyFile: String
+    let synced = SyncSignal()
+}
+
+/// The outcome of a body file's sync, which the save's own thread finishes and the batch's leader waits for.
+private final class SyncSignal: @unchecked Sendable {
+    // @unchecked: `failure` is written once before `done` is signalled and read only after waiting for it.
+    private var failure: StoreError?
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Records the sync's outcome (nil for success) and wakes the waiter.
+    func finish(_ failure: StoreError?) {
+        self.failure = failure
+        done.signal()
+    }
+
+    /// Waits for the sync and returns its failure, nil when it succeeded; a second wait returns at once.
+    func wait() -> StoreError? {
+        done.wait()
+        done.signal()
+        return failure
+    }
 }

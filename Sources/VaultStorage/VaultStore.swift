@@ -71,25 +71,70 @@ public struct StorageKey: Sendable, Hashable {
 
 /// A stored blob and its version.
 public struct StoredVault: Sendable, Hashable {
+    /// Where a stored blob's bytes are: in memory, or in a file a transport can send without reading it.
+    public enum Content: Sendable {
+        /// The bytes themselves.
+        case bytes(Data)
+        /// An open file holding them (the SQLite store's body files, issue 31).
+        case file(BlobFile)
+    }
+
     /// The version stamp; the ETag is this in quotes.
     public let syncID: UTCTimestamp
     /// The blob's `updatedUtc`, as sent.
     public let updatedUtc: String
     /// The blob's `hint`, if any.
     public let hint: String?
-    /// The exact bytes that were saved.
-    public let body: Data
+    /// The exact bytes that were saved, in memory or in a file.
+    public let content: Content
     /// The write key its writer named (`WalletVault-Write-Key`), which a save or erasure replacing it must prove; nil
     /// for none. Filled by the save steps' read of the current version; loads leave it nil.
     public let writeKey: Data?
 
-    /// Creates a stored blob.
+    /// Creates a stored blob whose bytes are in memory.
     public init(syncID: UTCTimestamp, updatedUtc: String, hint: String?, body: Data, writeKey: Data? = nil) {
+        self.init(syncID: syncID, updatedUtc: updatedUtc, hint: hint, content: .bytes(body), writeKey: writeKey)
+    }
+
+    /// Creates a stored blob whose bytes are in `content`.
+    public init(syncID: UTCTimestamp, updatedUtc: String, hint: String?, content: Content, writeKey: Data? = nil) {
         self.syncID = syncID
         self.updatedUtc = updatedUtc
         self.hint = hint
-        self.body = body
+        self.content = content
         self.writeKey = writeKey
+    }
+
+    /// The blob's length in bytes, known without reading a file.
+    public var byteCount: Int {
+        switch content {
+        case .bytes(let bytes): bytes.count
+        case .file(let file): file.length
+        }
+    }
+
+    /// The exact bytes that were saved, read from the file when they are in one (empty if that read fails): for
+    /// callers that need the bytes themselves, not for answering a load.
+    public var body: Data {
+        switch content {
+        case .bytes(let bytes): bytes
+        case .file(let file): (try? file.read()) ?? Data()
+        }
+    }
+
+    /// Whether the two are the same version with the same bytes (a file is read to compare).
+    public static func == (left: StoredVault, right: StoredVault) -> Bool {
+        left.syncID == right.syncID && left.updatedUtc == right.updatedUtc && left.hint == right.hint
+            && left.writeKey == right.writeKey && left.byteCount == right.byteCount && left.body == right.body
+    }
+
+    /// Hashes the version's fields and length, never the bytes, so a file is not read for it.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(syncID)
+        hasher.combine(updatedUtc)
+        hasher.combine(hint)
+        hasher.combine(writeKey)
+        hasher.combine(byteCount)
     }
 }
 

@@ -32,6 +32,44 @@ struct TLSTests {
         #expect(twelve.status == 0, "the intermediate profile serves TLS 1.2")
     }
 
+    /// A body sent from its file (a kept older version, which the blob cache never holds) arrives byte for byte over
+    /// TLS, where libmicrohttpd cannot `sendfile` and the transport reads the file in (issue 31).
+    @Test func aBodyInItsFileArrivesWholeOverTLS() throws {
+        let pki = try TestPKI.shared
+        let files = try pki.issue(.ecdsaP256)
+        let server = try LiveServer(.init(extraConfig: ["tls": ["certificate_file": files.chain, "key_file": files.key]]))
+        let base = "https://127.0.0.1:\(server.port)"
+        func curl(_ arguments: [String]) throws -> String {
+            let reply = try run("/usr/bin/curl", ["-s", "--max-time", "10", "--cacert", pki.root] + arguments)
+            #expect(reply.status == 0, "\(reply.output)")
+            return reply.output
+        }
+        func member(_ name: String, of json: String) -> String? {
+            (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?[name] as? String
+        }
+        let minted = try curl([
+            "-X", "POST", "-H", "Authorization: Bearer \(TestIssuer.shared.accessToken(sub: UUID().uuidString))",
+            "\(base)/wallet-session-token.ashx",
+        ])
+        let token = try #require(member("access_token", of: minted), "\(minted)")
+        let first = sampleBlob("first", cipherBytes: 48_000)
+        var syncIDs: [String] = []
+        for blob in [first, sampleBlob("second", cipherBytes: 48_000)] {
+            let file = server.directory.appendingPathComponent("blob-\(syncIDs.count).json")
+            try blob.write(to: file)
+            let saved = try curl([
+                "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
+                "--data-binary", "@\(file.path)", "\(base)/wallet-backup.ashx?action=save",
+            ])
+            syncIDs.append(try #require(member("sync_id", of: saved), "\(saved)"))
+        }
+        let loaded = try curl([
+            "-H", "Authorization: Bearer \(token)", "\(base)/wallet-backup.ashx?action=load&sync_id=\(syncIDs[0])",
+        ])
+        #expect(loaded.utf8.count == first.count)
+        #expect(Data(loaded.utf8) == first)
+    }
+
     @Test func modernProfileRefusesTLS12() throws {
         let pki = try TestPKI.shared
         let files = try pki.issue(.ecdsaP256)

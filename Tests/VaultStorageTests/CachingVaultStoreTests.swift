@@ -58,12 +58,19 @@ struct CachingVaultStoreTests {
 /// Loads only the base store answers, counted.
 private final class CountingStore: VaultStore, @unchecked Sendable {
     let base: any VaultStore
+    /// Hands out loaded bodies in memory, as the PostgreSQL store does, rather than in the SQLite store's files.
+    let inMemory: Bool
     var loads = 0
 
-    init(_ base: any VaultStore) { self.base = base }
+    init(_ base: any VaultStore, inMemory: Bool = false) {
+        self.base = base
+        self.inMemory = inMemory
+    }
     func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
         loads += 1
-        return try base.load(key)
+        let loaded = try base.load(key)
+        guard inMemory, let loaded else { return loaded }
+        return StoredVault(syncID: loaded.syncID, updatedUtc: loaded.updatedUtc, hint: loaded.hint, body: loaded.body)
     }
     func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? { try base.load(key, syncID: syncID) }
     func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] { try base.versions(key) }
@@ -83,7 +90,7 @@ struct CachingVaultStorePolicyTests {
     func remembersSavesAndLoadsOnlyWhenAsked(_ remembersLoads: Bool) throws {
         let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
         _ = try sqlite.save(saver.request(saver.key(1), "stored before", at: 1000))
-        let counted = CountingStore(sqlite)
+        let counted = CountingStore(sqlite, inMemory: true)
         let cached = CachingVaultStore(base: counted, budgetBytes: 1 << 20, remembersLoads: remembersLoads)
         _ = try cached.save(saver.request(saver.key(2), "saved through the cache", at: 2000))
         #expect(try cached.load(saver.key(2))?.body == Data("saved through the cache".utf8))
@@ -91,6 +98,17 @@ struct CachingVaultStorePolicyTests {
         for _ in 0..<3 { #expect(try cached.load(saver.key(1))?.body == Data("stored before".utf8)) }
         #expect(counted.loads == (remembersLoads ? 1 : 3))
         #expect(try cached.load(saver.key(1)) == sqlite.load(saver.key(1)))
+    }
+
+    /// A body the store hands out as a file is sent from it, never read in to be remembered (issue 31).
+    @Test func aBodyInAFileIsNotRemembered() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        _ = try sqlite.save(saver.request(saver.key(1), "in a file", at: 1000))
+        let counted = CountingStore(sqlite)
+        let cached = CachingVaultStore(base: counted, budgetBytes: 1 << 20)
+        for _ in 0..<3 { #expect(try cached.load(saver.key(1))?.body == Data("in a file".utf8)) }
+        #expect(counted.loads == 3)
+        #expect(cached.held.count == 0)
     }
 
     /// A loaded blob is kept only while there is room: loads never push out what is held.

@@ -138,7 +138,19 @@ private struct InProcessTransport: HTTPTransport {
 
     private static func reply(_ response: HTTPResponse, url: URL) -> (Data, HTTPURLResponse) {
         let headers = Dictionary(response.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-        return (response.body, HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)!)
+        return (
+            response.file.map(Self.bytes(of:)) ?? response.body,
+            HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)!
+        )
+    }
+
+    /// A file body's bytes, read as libmicrohttpd would send them (and its descriptor closed, as libmicrohttpd does).
+    private static func bytes(of file: HTTPFileBody) -> Data {
+        guard let descriptor = file.takeDescriptor() else { return Data() }
+        defer { close(descriptor) }
+        var bytes = Data(count: file.length)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, file.length, off_t(file.offset)) }
+        return bytes.prefix(max(read, 0))
     }
 }
 

@@ -256,12 +256,17 @@ struct BackupEndpoint: Sendable {
         let etag = EntityTag.header(for: stored.syncID)
         if let ifNoneMatch = request.header("if-none-match"), EntityTag.list(ifNoneMatch)?.contains(stored.syncID) ?? true {
             // The 200's length, which a 304 may carry (RFC 9110 §8.6); the transport sends no body with it.
-            return HTTPResponse(status: 304, headers: [("ETag", etag), ("Content-Length", String(stored.body.count))])
+            return HTTPResponse(status: 304, headers: [("ETag", etag), ("Content-Length", String(stored.byteCount))])
         }
-        return HTTPResponse(
-            status: 200,
-            headers: [
-                ("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store"),
-            ], body: stored.body)
+        let headers = [("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store")]
+        switch stored.content {
+        case .bytes(let body):
+            return HTTPResponse(status: 200, headers: headers, body: body)
+        case .file(let file):
+            // Sent from the page cache (sendfile): nothing of the blob passes through the process (issue 31).
+            return HTTPResponse(
+                status: 200, headers: headers,
+                file: HTTPFileBody(offset: file.offset, length: file.length, takeDescriptor: file.takeDescriptor))
+        }
     }
 }

@@ -1,0 +1,241 @@
+import Foundation
+import Synchronization
+import Testing
+import VaultCore
+import VaultTestSupport
+import VaultWire
+
+@testable import VaultStorage
+
+/// The SQLite store's body files (issue 31): a load hands over an open file, trims and erasures remove what they must
+/// from the disk, and concurrent saves, loads and erasures of one user never serve a torn or erased body.
+@Suite("SQLite body files")
+struct SQLiteBodyFileTests {
+    let path = ScratchDirectory.path("bodies", suffix: "sqlite")
+    let key = StorageKey(bytes: Data(repeating: 7, count: 32))
+    let other = StorageKey(bytes: Data(repeating: 8, count: 32))
+
+    /// A body no other test writes: `tag` and a random 16-byte marker, repeated to `count` bytes.
+    static func body(_ tag: String, count: Int = 20_000) -> Data {
+        let marker = Data(tag.utf8) + Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        var body = Data()
+        while body.count < count { body.append(marker) }
+        return body.prefix(count)
+    }
+
+    func request(_ body: Data, at milliseconds: Int64, for user: StorageKey? = nil, precondition: SavePrecondition = .none)
+        -> SaveRequest
+    {
+        SaveRequest(
+            key: user ?? key, body: body,
+            header: VaultBlobHeader(
+                updatedUtc: "2026-08-12T19:00:00Z", updatedAt: UTCTimestamp(millisecondsSinceEpoch: 0), hint: "h",
+                kekIDs: ["k"], cipherByteCount: 1),
+            precondition: precondition, rateLimit: SlidingWindowRateLimit(limit: 100_000),
+            now: UTCTimestamp(millisecondsSinceEpoch: milliseconds))
+    }
+
+    /// Every file of this store on disk: the database, its log and shared memory, and the body files.
+    func filesOnDisk() -> [String] {
+        let bodies = path + ".bodies"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: bodies)) ?? []
+        return [path, path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+            + names.map { bodies + "/" + $0 }
+    }
+
+    /// Whether any file of this store holds the first 32 bytes of `body` (its tag and marker).
+    func diskHolds(_ body: Data) -> Bool {
+        let needle = body.prefix(32)
+        return filesOnDisk().contains { (FileManager.default.contents(atPath: $0) ?? Data()).range(of: needle) != nil }
+    }
+
+    func bodyFileCount() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path + ".bodies")) ?? []).count
+    }
+
+    @Test func aLoadHandsOverTheBodyFileWithTheRowsLength() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let saved = Self.body("load")
+        _ = try store.save(request(saved, at: 1000))
+        let loaded = try #require(try store.load(key))
+        guard case .file(let file) = loaded.content else {
+            Issue.record("a load read the body into memory")
+            return
+        }
+        #expect(file.length == saved.count && file.offset == 0)
+        #expect(try file.read() == saved)
+        #expect(try store.versions(key).map(\.bytes) == [saved.count])
+    }
+
+    @Test func anErasedUsersBytesAreGoneFromTheDisk() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let first = Self.body("erase-1")
+        let second = Self.body("erase-2")
+        let kept = Self.body("kept")
+        _ = try store.save(request(first, at: 1000))
+        _ = try store.save(request(second, at: 2000))
+        _ = try store.save(request(kept, at: 3000, for: other))
+        #expect(diskHolds(first) && diskHolds(second))
+        #expect(try store.delete(key, proof: nil) == .erased)
+        #expect(!diskHolds(first), "the first version's bytes are still on disk")
+        #expect(!diskHolds(second), "the current version's bytes are still on disk")
+        #expect(try store.load(key) == nil)
+        #expect(try store.load(other)?.body == kept)
+        #expect(bodyFileCount() == 1)
+    }
+
+    @Test func aTrimmedVersionsFileIsRemovedAndARefusedSaveLeavesNone() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 2)
+        let bodies = (1...4).map { Self.body("trim-\($0)") }
+        for (index, body) in bodies.enumerated() { _ = try store.save(request(body, at: Int64(index + 1) * 1000)) }
+        #expect(bodyFileCount() == 2)
+        #expect(!diskHolds(bodies[0]) && !diskHolds(bodies[1]))
+        #expect(diskHolds(bodies[2]) && diskHolds(bodies[3]))
+        // A conflict writes its file before the batch decides, and the batch removes it.
+        let refused = Self.body("refused")
+        let outcome = try store.save(request(refused, at: 9000, precondition: .absent))
+        guard case .conflict = outcome else {
+            Issue.record("expected a conflict, got \(outcome)")
+            return
+        }
+        #expect(bodyFileCount() == 2)
+        #expect(!diskHolds(refused))
+    }
+
+    @Test func aSaveOverTheHourlyCapWritesNoBodyFile() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let capped = { (body: Data, at: Int64) in
+            SaveRequest(
+                key: self.key, body: body, header: self.request(body, at: at).header, precondition: .none,
+                rateLimit: SlidingWindowRateLimit(limit: 2), now: UTCTimestamp(millisecondsSinceEpoch: at))
+        }
+        for at in [1000, 2000] as [Int64] { _ = try store.save(capped(Self.body("within-\(at)"), at)) }
+        #expect(bodyFileCount() == 2)
+        // A file made and removed again would still change the directory's modification time.
+        let before = try directoryModification()
+        let over = Self.body("over the cap")
+        let outcome = try store.save(capped(over, 3000))
+        guard case .rateLimited = outcome else {
+            Issue.record("expected the cap, got \(outcome)")
+            return
+        }
+        #expect(try directoryModification() == before)
+        #expect(bodyFileCount() == 2)
+        #expect(!diskHolds(over))
+    }
+
+    /// The body directory's modification time, to the nanosecond.
+    func directoryModification() throws -> [Int] {
+        var status = stat()
+        guard stat(path + ".bodies", &status) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        return [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+    }
+
+    @Test func openingRemovesFilesNoRowNames() throws {
+        let saved = Self.body("swept-keep")
+        do {
+            let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+            _ = try store.save(request(saved, at: 1000))
+        }
+        // What a crash between writing a save's file and committing its row leaves behind.
+        let stray = Self.body("swept-stray")
+        #expect(FileManager.default.createFile(atPath: path + ".bodies/0123456789abcdef0123456789abcdef", contents: stray))
+        let reopened = try SQLiteVaultStore(path: path, historyVersions: 10)
+        #expect(!diskHolds(stray))
+        #expect(try reopened.load(key)?.body == saved)
+    }
+
+    /// One writer saves and erases one user in turn while three threads load it. Every body a load returns must be,
+    /// byte for byte, the one saved under the sync ID it came with, and a load that ran wholly between an erasure's
+    /// return and the next save's start must find nothing. History of one version makes every save remove the file
+    /// of the version before, under the loads.
+    @Test func concurrentSaveLoadAndEraseNeverServeATornOrErasedBody() async throws {
+        let race = Race(store: try SQLiteVaultStore(path: path, historyVersions: 1), key: key, rounds: 60) { [self] in
+            request($0, at: $1)
+        }
+        let results = try await onOwnThread {
+            concurrently(4) { index in Result { index == 0 ? try race.saveAndErase() : try race.loadUntilDone() } }
+        }
+        let saved = Dictionary(try results[0].get().map { ($0.syncID!, $0.body!) }, uniquingKeysWith: { first, _ in first })
+        #expect(saved.count == 120)
+        for loader in results.dropFirst() {
+            for seen in try loader.get() {
+                if seen.before == seen.after && seen.before % 2 == 0 {
+                    #expect(seen.syncID == nil, "a load after an erasure served version \(seen.syncID!)")
+                }
+                guard let syncID = seen.syncID else { continue }
+                #expect(seen.body == saved[syncID], "version \(syncID) was served with other bytes")
+            }
+        }
+        #expect(try race.store.load(key) == nil)
+        #expect(bodyFileCount() == 0)
+    }
+}
+
+/// The two sides of `concurrentSaveLoadAndEraseNeverServeATornOrErasedBody`.
+private final class Race: Sendable {
+    /// What one load saw, or what one save stored.
+    struct Observation: Sendable {
+        /// The phase before the load began and after it returned.
+        let before: Int
+        let after: Int
+        let syncID: UTCTimestamp?
+        let body: Data?
+    }
+
+    let store: SQLiteVaultStore
+    let key: StorageKey
+    let rounds: Int
+    let request: @Sendable (Data, Int64) -> SaveRequest
+    /// Odd: a save may be visible; even: the last erasure returned and no save has begun since.
+    let phase = Atomic<Int>(0)
+    let done = Atomic<Bool>(false)
+
+    init(store: SQLiteVaultStore, key: StorageKey, rounds: Int, request: @escaping @Sendable (Data, Int64) -> SaveRequest) {
+        self.store = store
+        self.key = key
+        self.rounds = rounds
+        self.request = request
+    }
+
+    /// Two saves and an erasure per round; each save is loaded back by the writer before the next step.
+    func saveAndErase() throws -> [Observation] {
+        defer { done.store(true, ordering: .releasing) }
+        var saved: [Observation] = []
+        for round in 0..<rounds {
+            phase.store(2 * round + 1, ordering: .releasing)
+            for step in 0..<2 {
+                let body = SQLiteBodyFileTests.body("race-\(round)-\(step)", count: 8_192 + round * 97)
+                guard case .saved(let syncID, _) = try store.save(request(body, Int64(round * 10 + step + 1) * 1000)) else {
+                    throw StoreError(.corrupt, "a save was refused")
+                }
+                saved.append(Observation(before: 0, after: 0, syncID: syncID, body: body))
+                guard let own = try store.load(key), own.syncID == syncID, own.body == body else {
+                    throw StoreError(.corrupt, "the writer's load after its save did not find it")
+                }
+            }
+            guard try store.delete(key, proof: nil) == .erased else { throw StoreError(.corrupt, "an erasure was refused") }
+            phase.store(2 * round + 2, ordering: .releasing)
+        }
+        return saved
+    }
+
+    /// Loads until the writer is done, reading each body through the descriptor the load handed over, as the
+    /// transport sends it.
+    func loadUntilDone() throws -> [Observation] {
+        var seen: [Observation] = []
+        while !done.load(ordering: .acquiring) {
+            let before = phase.load(ordering: .acquiring)
+            let loaded = try store.load(key)
+            let after = phase.load(ordering: .acquiring)
+            let body: Data? =
+                switch loaded?.content {
+                case .file(let file): try file.read()
+                case .bytes(let bytes): bytes
+                case nil: nil
+                }
+            seen.append(Observation(before: before, after: after, syncID: loaded?.syncID, body: body))
+        }
+        return seen
+    }
+}
