@@ -270,8 +270,7 @@ public struct VaultOpener: Sendable {
             plaintext = try Self.openVault(envelope.sealedBox, dek: dek, aad: Data())
         }
         let authenticatesWriter = try WrapBinding.provesWriter(
-            match.binding, entryAuthenticatesWriter: (match.entry.algorithm ?? match.key.algorithm).authenticatesWriter,
-            identity: identity)
+            match.binding, entryAuthenticatesWriter: match.symmetric, identity: identity)
         return OpenedVault(
             plaintext: plaintext,
             state: VaultState(vaultID: vaultID, envelope: envelope, entries: envelope.entries, identity: identity, dek: dek),

@@ -39,13 +39,12 @@ struct WrapBinding: Equatable, Sendable {
 
     /// Splits what an entry unwrapped into the DEK and, for a 56-byte payload, its binding.
     ///
+    /// `symmetric` says whether the entry is a symmetric one (`KeyWrapAlgorithm.authenticatesWriter`).
     /// - Throws: `VaultEnvelopeError` `.unwrapFailed` for a bound payload in a public-key entry, which writers never
     ///   make.
-    static func split(_ payload: SymmetricKey, of entry: WrappedKey, through key: any KeyEncryptionKey) throws(VaultEnvelopeError)
-        -> (dek: SymmetricKey, binding: WrapBinding?)
-    {
+    static func split(_ payload: SymmetricKey, symmetric: Bool) throws(VaultEnvelopeError) -> (dek: SymmetricKey, binding: WrapBinding?) {
         guard payload.bitCount == payloadByteCount * 8 else { return (payload, nil) }
-        guard (entry.algorithm ?? key.algorithm).authenticatesWriter else {
+        guard symmetric else {
             throw VaultEnvelopeError(.unwrapFailed, "a public-key entry wraps a 32-byte DEK, not a bound payload")
         }
         return payload.withUnsafeBytes { raw in

@@ -216,7 +216,7 @@ extension WrappedKey {
     ///   throws for the last entry tried (`.unwrapFailed`), or at once for anything but `.unwrapFailed`
     ///   (`.invalidated`, `.userCanceled`, ...).
     static func unwrapDEK(from entries: [WrappedKey], form: VaultEnvelope.Form, keys: [any KeyEncryptionKey]) async throws
-        -> (key: any KeyEncryptionKey, entry: WrappedKey, dek: SymmetricKey, binding: WrapBinding?)
+        -> (key: any KeyEncryptionKey, entry: WrappedKey, dek: SymmetricKey, binding: WrapBinding?, symmetric: Bool)
     {
         for key in keys {
             let candidates = entries.filter { $0.kekID == key.kekID }
@@ -224,8 +224,10 @@ extension WrappedKey {
             var lastFailure: VaultEnvelopeError?
             for entry in form == .seed ? candidates : [candidates[0]] {
                 do {
-                    let (dek, binding) = try WrapBinding.split(try await key.unwrap(entry), of: entry, through: key)
-                    return (key, entry, dek, binding)
+                    // A seed-form entry names no algorithm: the key that unwrapped it says.
+                    let symmetric = (entry.algorithm ?? key.algorithm).authenticatesWriter
+                    let (dek, binding) = try WrapBinding.split(try await key.unwrap(entry), symmetric: symmetric)
+                    return (key, entry, dek, binding, symmetric)
                 } catch let error as VaultEnvelopeError where error.code == .unwrapFailed && form == .seed {
                     lastFailure = error
                 }

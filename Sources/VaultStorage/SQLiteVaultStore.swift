@@ -167,11 +167,9 @@ public final class SQLiteVaultStore: VaultStore {
         // A save over the hourly cap is refused before its body reaches the disk: one that still costs a file write
         // and two syncs would let a client past its cap keep the disk busy. The committed count can only be lower
         // than the one the transaction sees (saves in flight add to it), so this refuses nothing it would accept.
-        let horizon = request.rateLimit.horizon(now: request.now)
-        let accepted = try read(
-            SQLiteWriter.recentSavesSQL, [.blob(request.key.bytes), .integer(horizon), .integer(Int64(request.rateLimit.limit))]
-        ) { $0.integer(0) }
-        let decision = request.rateLimit.decide(acceptedSaves: accepted, now: request.now)
+        let decision = try request.rateLimitDecision { key, horizon, limit throws(StoreError) in
+            try read(SQLiteWriter.recentSavesSQL, [.blob(key.bytes), .integer(horizon), .integer(Int64(limit))]) { $0.integer(0) }
+        }
         if case .limited = decision { return .rateLimited(decision) }
         // Written here, and synced (the file and its directory entry) while the save waits for its batch: the batch
         // commits a row naming it only once that sync succeeded.

@@ -26,9 +26,7 @@ extension SaveSteps {
     func save(_ request: SaveRequest, historyVersions: Int) throws(StoreError) -> SaveOutcome {
         let lastSyncID = try lockUser(request.key)
         let horizon = request.rateLimit.horizon(now: request.now)
-        // The newest `limit` saves decide both whether the cap is reached and when a slot frees.
-        let accepted = try recentSaves(request.key, after: horizon, limit: request.rateLimit.limit)
-        let decision = request.rateLimit.decide(acceptedSaves: accepted, now: request.now)
+        let decision = try request.rateLimitDecision(recentSaves: recentSaves)
         if case .limited = decision { return .rateLimited(decision) }
 
         let current = try currentVersion(request.key)
@@ -39,5 +37,19 @@ extension SaveSteps {
         let syncID = SyncID.next(after: lastSyncID, now: request.now)
         try write(request, syncID: syncID, keeping: historyVersions, forgettingThrough: horizon)
         return .saved(syncID: syncID, decision: decision)
+    }
+}
+
+extension SaveRequest {
+    /// Whether the cap admits this save, from the instants `recentSaves` returns for the user (its arguments: the key,
+    /// the window's horizon and the cap): the newest `limit` saves decide both whether the cap is reached and when a
+    /// slot frees.
+    ///
+    /// - Throws: what `recentSaves` throws.
+    func rateLimitDecision(
+        recentSaves: (StorageKey, Int64, Int) throws(StoreError) -> [Int64]
+    ) throws(StoreError) -> SlidingWindowRateLimit.Decision {
+        let accepted = try recentSaves(key, rateLimit.horizon(now: now), rateLimit.limit)
+        return rateLimit.decide(acceptedSaves: accepted, now: now)
     }
 }

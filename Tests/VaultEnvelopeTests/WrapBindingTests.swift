@@ -102,7 +102,7 @@ import VaultTestSupport
         let dek = SymmetricKey(size: .bits256)
         // A writer binds only symmetric entries; a bound payload wrapped to a public key is not one it made.
         let entry = try await vault.device.recipient.wrap(WrapBinding.payload(dek, for: vault.recovery, in: identity))
-        await #expect { try WrapBinding.split(try await vault.device.unwrap(entry), of: entry, through: vault.device) } throws: {
+        await #expect { try WrapBinding.split(try await vault.device.unwrap(entry), symmetric: false) } throws: {
             VaultEnvelopeError.Code.unwrapFailed.matches($0)
         }
     }
