@@ -153,7 +153,8 @@ public actor VaultSyncEngine {
     /// It long-polls the server (`load` with `wait`) and, whenever the stored version moves, runs `sync()`: another
     /// device's save is restored or merged, a local edit is never overwritten (it is merged, replayed, or pushed), and
     /// the conflict handler is asked when the merge cannot decide. A report that changed nothing (`.upToDate`) is not
-    /// delivered. Failures that may pass (the network, a 5xx) pause 1 s, doubling to 60 s, and a 429 pauses its
+    /// delivered. Failures that may pass (the network, a 5xx) pause 1 s, doubling to 60 s, and so does a long-poll
+    /// that found nothing and came back in under half its wait (a server or proxy that ignores `wait`); a 429 pauses its
     /// `Retry-After`; cancelling the task that iterates ends the sequence and the long-poll in flight. Call it while
     /// the app is in the foreground.
     ///
@@ -177,7 +178,13 @@ public actor VaultSyncEngine {
             do throws(SyncError) {
                 if !syncDue {
                     let known = await status().syncedVersion
+                    let asked = clock.now()
                     syncDue = try await remoteMoved(from: known, waitSeconds: waitSeconds)
+                    let heldMilliseconds = clock.now().millisecondsSinceEpoch - asked.millisecondsSinceEpoch
+                    // A server or proxy that ignores `wait` answers at once: without a pause this loop would flood it.
+                    if !syncDue && heldMilliseconds < Int64(waitSeconds) * 500 {
+                        throw SyncError(.server, "the server answered a long-poll without waiting")
+                    }
                     backoffSeconds = 1
                     continue
                 }

@@ -96,6 +96,25 @@ struct LiveChangesSDKTests {
     }
 
     @Test func failuresPauseDoublingToAMinuteAndA429PausesItsRetryAfter() async throws {
+        // The 429 pauses its Retry-After and leaves the failure backoff as it was; failures double it up to 60 s.
+        try await expectPauses(
+            [7, 1, 2, 4, 8, 16, 32, 60, 60],
+            after: [.rateLimited(retryAfter: 7), .unavailable, .networkError] + Array(repeating: .unavailable, count: 6),
+            thenOnce: .unavailable)
+    }
+
+    @Test func aServerThatAnswersLongPollsWithoutWaitingIsPausedOnNotFlooded() async throws {
+        // A server or proxy that ignores `wait` answers 304 at once; the loop must back off as after failures.
+        try await expectPauses(
+            [1, 2, 4, 8, 16, 32, 60, 60], after: Array(repeating: .notModifiedAtOnce, count: 8),
+            thenOnce: .notModifiedAtOnce)
+    }
+
+    /// Plays `outcomes` to B's long-polls and expects `pauses`; then A's save reaches B, and one more `outcome`
+    /// pauses 1 s: a long-poll that ends well starts the backoff over.
+    private func expectPauses(
+        _ pauses: [Double], after outcomes: [ScriptedLongPolls.Outcome], thenOnce outcome: ScriptedLongPolls.Outcome
+    ) async throws {
         let server = try InProcessServer()
         let user = UUID().uuidString
         let a = try SimulatedDevice(server: server, user: user, label: "A")
@@ -109,18 +128,16 @@ struct LiveChangesSDKTests {
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
         _ = try await a.engine.pairAndConfirm(b.engine)
-        faults.play([.rateLimited(retryAfter: 7), .unavailable, .networkError] + Array(repeating: .unavailable, count: 6))
+        faults.play(outcomes)
         let watcher = Self.watch(b.engine)
         defer { watcher.task.cancel() }
         // Each failure is a few hops between tasks, and the parallel run's blocked tests starve the cooperative pool:
         // the bound is a loaded machine's, not a measure (the pauses themselves are recorded, never made).
         let waited1 = try await Self.waiting(1, on: server, timeout: Self.loadedMachine)
-        #expect(waited1, "B's long-poll never waited once the failures were over")
-        // The 429 pauses its Retry-After and leaves the failure backoff as it was; failures double it up to 60 s.
-        #expect(clock.pauses == [7, 1, 2, 4, 8, 16, 32, 60, 60])
-        // A long-poll that ends well starts the backoff over: A's save wakes B, and the next long-poll fails once.
-        faults.play([.unavailable])
-        try await a.set("licence", "after the failures")
+        #expect(waited1, "B's long-poll never waited once the script was played")
+        #expect(clock.pauses == pauses)
+        faults.play([outcome])
+        try await a.set("licence", "after the script")
         _ = try await a.engine.sync()
         var reports = watcher.reports.makeAsyncIterator()
         let report = await reports.next()
@@ -128,12 +145,12 @@ struct LiveChangesSDKTests {
             Issue.record("expected B to restore A's save, got \(String(describing: report))")
             return
         }
-        let paused = try await eventually(timeout: Self.loadedMachine) { clock.pauses.count == 10 }
+        let paused = try await eventually(timeout: Self.loadedMachine) { clock.pauses.count == pauses.count + 1 }
         let waitedAgain = try await Self.waiting(1, on: server, timeout: Self.loadedMachine)
-        #expect(paused && waitedAgain, "B never long-polled again after the failure")
+        #expect(paused && waitedAgain, "B never long-polled again after the last outcome")
         #expect(clock.pauses.last == 1, "\(clock.pauses)")
         let licence = try await b.values()["licence"]
-        #expect(licence == .string("after the failures"))
+        #expect(licence == .string("after the script"))
     }
 }
 
@@ -160,6 +177,8 @@ private final class ScriptedLongPolls: HTTPTransport, Sendable {
         case rateLimited(retryAfter: Int)
         case unavailable
         case networkError
+        /// A 304 at once, as from a server or proxy that ignores `wait`.
+        case notModifiedAtOnce
     }
 
     private let inner: any HTTPTransport
@@ -183,6 +202,11 @@ private final class ScriptedLongPolls: HTTPTransport, Sendable {
         case nil: return try await inner.send(request)
         case .networkError?: throw URLError(.networkConnectionLost)
         case .unavailable?: status = 503
+        case .notModifiedAtOnce?:
+            let etag = request.value(forHTTPHeaderField: "If-None-Match") ?? ""
+            let response = HTTPURLResponse(
+                url: request.url!, statusCode: 304, httpVersion: "HTTP/1.1", headerFields: ["ETag": etag])!
+            return (Data(), response)
         case .rateLimited(let seconds)?:
             status = 429
             headers["Retry-After"] = String(seconds)
