@@ -1,5 +1,7 @@
 #include "mhd_shims.h"
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
@@ -96,6 +98,12 @@ int wv_mhd_send_before_body_end(struct MHD_Connection *connection, const void *b
     // The answer is complete: the client reads it, then the end of the stream, while the rest of its body is drained.
     shutdown(info->connect_fd, SHUT_WR);
     return 0;
+}
+
+int wv_mhd_set_cork(struct MHD_Connection *connection, int on) {
+    int fd = wv_mhd_connection_fd(connection);
+    if (fd < 0) return -1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
 }
 
 int wv_mhd_connection_fd(struct MHD_Connection *connection) {

@@ -196,7 +196,7 @@ public final class HTTPServer: @unchecked Sendable {
                 upload.answered = true
                 return queue(
                     responder.malformedResponse(method: method, path: url, status: refusal.status, reason: refusal.reason),
-                    on: connection, closing: true)
+                    for: upload, on: connection, closing: true)
             }
             if let declared = Self.value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
                 length > upload.limit
@@ -235,7 +235,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if let response = upload.offloadedResponse.withLock({ $0.take() }) {
             // Called again after the resume: the answer is ready.
-            return queue(response, on: connection, closing: draining.load(ordering: .acquiring))
+            return queue(response, for: upload, on: connection, closing: draining.load(ordering: .acquiring))
         }
         // The answer went out while the body arrived: libmicrohttpd has none to send, so the connection just ends.
         if upload.answeredEarly { return .NO }
@@ -248,7 +248,7 @@ public final class HTTPServer: @unchecked Sendable {
         if responder.mayHold(request) {
             switch responder.hold(request) {
             case .answer(let response):
-                return queue(response, on: connection, closing: draining.load(ordering: .acquiring))
+                return queue(response, for: upload, on: connection, closing: draining.load(ordering: .acquiring))
             case .hold(let seconds, let fallback, let begin):
                 upload.answered = true
                 upload.body = Data()
@@ -257,7 +257,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         guard let storageWorkers, responder.waitsOnStorage(request) else {
-            return queue(responder.respond(to: request), on: connection, closing: draining.load(ordering: .acquiring))
+            return queue(
+                responder.respond(to: request), for: upload, on: connection, closing: draining.load(ordering: .acquiring))
         }
         upload.answered = true
         upload.body = Data()
@@ -299,7 +300,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard !upload.answered else { return .YES }
         upload.answered = true
         let response = responder.tooLargeResponse(method: upload.method, path: upload.path, limit: upload.limit)
-        return queue(response, on: connection, closing: true)
+        return queue(response, for: upload, on: connection, closing: true)
     }
 
     /// Sends the 413 for a body past its cap while the body is still arriving, then drains what follows.
@@ -345,6 +346,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let state, let existing = state.pointee else { return }
         let upload = Unmanaged<UploadState>.fromOpaque(existing).takeRetainedValue()
         state.pointee = nil
+        if upload.corked, let connection { _ = wv_mhd_set_cork(connection, 0) }
         // A request refused by libmicrohttpd before its headers were handed over never counted as in flight.
         if upload.begun { inFlight.wrappingSubtract(1, ordering: .releasing) }
     }
@@ -398,11 +400,21 @@ public final class HTTPServer: @unchecked Sendable {
         return nil
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+    private func queue(_ response: HTTPResponse, for upload: UploadState, on connection: OpaquePointer, closing: Bool)
+        -> MHD_Result
+    {
         guard response.status != 304 else { return Self.queueNotModified(response, on: connection, closing: closing) }
         let native: OpaquePointer?
         if let file = response.file {
-            native = options.tls == nil ? Self.nativeResponse(file: file) : Self.nativeResponse(readingIn: file)
+            if options.tls == nil {
+                native = Self.nativeResponse(file: file)
+                // libmicrohttpd 0.9.75 pushes an fd response's header section as a segment of its own before the
+                // `sendfile` (it sends headers without MSG_MORE when the body is not in memory): corked, the two leave
+                // together, and the client is woken once. `completed` uncorks, which pushes the body's last segment.
+                if native != nil, wv_mhd_set_cork(connection, 1) == 0 { upload.corked = true }
+            } else {
+                native = Self.nativeResponse(readingIn: file)
+            }
         } else {
             native = Self.nativeResponse(body: response.body)
         }
@@ -555,6 +567,8 @@ private final class UploadState: @unchecked Sendable {
     var answered = false
     /// The answer was written while the body still arrived (`answerBeforeBodyEnd`); the connection ends with the body.
     var answeredEarly = false
+    /// The answer is a file sent on a corked socket (`queue`), to be uncorked when the request completes.
+    var corked = false
     /// The answer made by a storage worker, handed back when the connection resumes.
     let offloadedResponse = Mutex<HTTPResponse?>(nil)
 

@@ -38,9 +38,23 @@ struct TLSTests {
         let pki = try TestPKI.shared
         let files = try pki.issue(.ecdsaP256)
         let server = try LiveServer(.init(extraConfig: ["tls": ["certificate_file": files.chain, "key_file": files.key]]))
-        let base = "https://127.0.0.1:\(server.port)"
+        try Self.expectKeptVersionArrivesWhole(from: server, base: "https://127.0.0.1:\(server.port)", curl: ["--cacert", pki.root])
+    }
+
+    /// On plain HTTP the same body goes out by `sendfile` on a corked socket, uncorked when the request completes:
+    /// loaded three times on one kept-alive connection, each answer is whole and the next request is served.
+    @Test func aBodyInItsFileArrivesWholeOnACorkedConnectionAgainAndAgain() throws {
+        let server = try LiveServer()
+        try Self.expectKeptVersionArrivesWhole(from: server, base: "http://127.0.0.1:\(server.port)", curl: [], times: 3)
+    }
+
+    /// Saves two versions through `curl` and loads the first (kept, so sent from its file) `times` times in one `curl`
+    /// run, whose loads share a connection; expects its bytes each time.
+    static func expectKeptVersionArrivesWhole(from server: LiveServer, base: String, curl options: [String], times: Int = 1)
+        throws
+    {
         func curl(_ arguments: [String]) throws -> String {
-            let reply = try run("/usr/bin/curl", ["-s", "--max-time", "10", "--cacert", pki.root] + arguments)
+            let reply = try run("/usr/bin/curl", ["-s", "--max-time", "10"] + options + arguments)
             #expect(reply.status == 0, "\(reply.output)")
             return reply.output
         }
@@ -63,11 +77,10 @@ struct TLSTests {
             ])
             syncIDs.append(try #require(member("sync_id", of: saved), "\(saved)"))
         }
-        let loaded = try curl([
-            "-H", "Authorization: Bearer \(token)", "\(base)/wallet-backup.ashx?action=load&sync_id=\(syncIDs[0])",
-        ])
-        #expect(loaded.utf8.count == first.count)
-        #expect(Data(loaded.utf8) == first)
+        let url = "\(base)/wallet-backup.ashx?action=load&sync_id=\(syncIDs[0])"
+        let loaded = try curl(["-H", "Authorization: Bearer \(token)"] + Array(repeating: url, count: times))
+        #expect(loaded.utf8.count == first.count * times)
+        #expect(Data(loaded.utf8) == Data(Array(repeating: first, count: times).joined()))
     }
 
     @Test func modernProfileRefusesTLS12() throws {

@@ -32,6 +32,10 @@ int wv_mhd_shutdown_connection(struct MHD_Connection *connection);
 /// nothing. Returns 0 when every byte was taken by the kernel, -1 otherwise (then the connection must be cut).
 int wv_mhd_send_before_body_end(struct MHD_Connection *connection, const void *bytes, size_t length);
 
+/// Sets (1) or clears (0) TCP_CORK on the connection's socket: while set, the kernel sends only full segments; clearing
+/// it sends what is held. Returns 0, or -1 when the descriptor is unknown or the option cannot be set.
+int wv_mhd_set_cork(struct MHD_Connection *connection, int on);
+
 /// The connection's socket descriptor, or -1.
 int wv_mhd_connection_fd(struct MHD_Connection *connection);
 
