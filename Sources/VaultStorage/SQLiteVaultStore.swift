@@ -65,6 +65,11 @@ public final class SQLiteVaultStore: VaultStore {
     private let groupCommit: SQLiteGroupCommit<SQLiteSave>
     private let checkpointer: SQLiteCheckpointer
     private let readers = Mutex<[SQLiteReader]>([])
+    /// Each user's newest version and its body file, so that most loads run no query.
+    let latest: SQLiteLatestVersions
+
+    /// Users whose newest version `latest` holds at most: at about 200 bytes each, 20 MiB.
+    static let latestVersionsCapacity = 100_000
 
     /// Opens or creates the database at `path`, brings its schema up to date, and keeps the newest
     /// `historyVersions` (at least 1) versions per user.
@@ -74,6 +79,7 @@ public final class SQLiteVaultStore: VaultStore {
         precondition(historyVersions >= 1, "history_versions is checked by the configuration")
         self.path = path
         self.historyVersions = historyVersions
+        latest = SQLiteLatestVersions(capacity: Self.latestVersionsCapacity)
         let connection = try Self.open(path)
         try Self.migrate(connection)
         let writer = try SQLiteWriter(connection)
@@ -99,11 +105,24 @@ public final class SQLiteVaultStore: VaultStore {
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        try loadVersion(
+        if let known = latest.version(of: key) {
+            if let file = try bodies.open(known.file, length: known.length) {
+                return StoredVault(syncID: known.syncID, updatedUtc: known.updatedUtc, hint: known.hint, content: .file(file))
+            }
+            latest.forget(key, naming: known.file)
+        }
+        let writes = latest.writes
+        let loaded = try loadVersion(
             """
             SELECT rowid, sync_ms, updated_utc, hint, body_file, body_bytes FROM vault_versions WHERE storage_key = ?
             ORDER BY sync_ms DESC LIMIT 1
             """, [.blob(key.bytes)])
+        if let (vault, file) = loaded, let file, case .file(let body) = vault.content {
+            latest.admit(
+                .init(syncID: vault.syncID, updatedUtc: vault.updatedUtc, hint: vault.hint, file: file, length: body.length),
+                for: key, readAfter: writes)
+        }
+        return loaded?.vault
     }
 
     public func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? {
@@ -112,19 +131,22 @@ public final class SQLiteVaultStore: VaultStore {
             SELECT rowid, sync_ms, updated_utc, hint, body_file, body_bytes FROM vault_versions
             WHERE storage_key = ? AND sync_ms = ?
             """,
-            [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)])
+            [.blob(key.bytes), .integer(syncID.millisecondsSinceEpoch)])?.vault
     }
 
     /// How often a load reads the row again when the file it named was removed before it could be opened.
     private static let loadAttempts = 8
 
     /// Finds a version's row with `sql` (rowid, sync_ms, updated_utc, hint, body_file, body_bytes) and opens the body
-    /// file it names, reading none of its bytes: the answer's headers come from the row.
+    /// file it names, reading none of its bytes: the answer's headers come from the row. Returns the version and the
+    /// name of its body file (nil for a row from before body files).
     ///
     /// A commit between reading the row and opening the file may have deleted the version (a trim, an erasure) and
     /// removed the file: then the row is read again, from a newer snapshot, which no longer names it. A row from
     /// before body files has its bytes in `body`, read with incremental blob I/O from the row's snapshot.
-    private func loadVersion(_ sql: String, _ parameters: [SQLiteStatement.Value]) throws(StoreError) -> StoredVault? {
+    private func loadVersion(_ sql: String, _ parameters: [SQLiteStatement.Value]) throws(StoreError)
+        -> (vault: StoredVault, file: String?)?
+    {
         for _ in 0..<Self.loadAttempts {
             let found = try withReader { reader throws(StoreError) -> FoundVersion? in
                 try reader.statement(sql).first(parameters) { row throws(StoreError) in
@@ -145,7 +167,7 @@ public final class SQLiteVaultStore: VaultStore {
             } else {
                 continue
             }
-            return StoredVault(syncID: found.syncID, updatedUtc: found.updatedUtc, hint: found.hint, content: content)
+            return (StoredVault(syncID: found.syncID, updatedUtc: found.updatedUtc, hint: found.hint, content: content), found.file)
         }
         throw StoreError(.unavailable, "a version's body file was removed under every read of its row")
     }
@@ -175,14 +197,28 @@ public final class SQLiteVaultStore: VaultStore {
         // commits a row naming it only once that sync succeeded.
         let file = try bodies.write(request.body)
         let save = SQLiteSave(request: request, bodyFile: file.name)
-        return try groupCommit.save(save) {
-            do throws(StoreError) {
-                try bodies.sync(file.descriptor)
-                save.synced.finish(nil)
-            } catch {
-                save.synced.finish(error)
+        let outcome: SaveOutcome
+        do throws(StoreError) {
+            outcome = try groupCommit.save(save) {
+                do throws(StoreError) {
+                    try bodies.sync(file.descriptor)
+                    save.synced.finish(nil)
+                } catch {
+                    save.synced.finish(error)
+                }
             }
+        } catch {
+            // Whether the batch committed is not known.
+            latest.forget(request.key)
+            throw error
         }
+        if case .saved(let syncID, _) = outcome {
+            latest.saved(
+                .init(
+                    syncID: syncID, updatedUtc: request.header.updatedUtc, hint: request.header.hint, file: file.name,
+                    length: request.body.count), for: request.key)
+        }
+        return outcome
     }
 
     /// Runs a batch of saves in one transaction, each in a savepoint so one failure undoes only itself.
@@ -238,13 +274,21 @@ public final class SQLiteVaultStore: VaultStore {
     public func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome {
         try writeLock.mutex.withLock { _ throws(StoreError) in
             _ = writer.takeRemovedBodyFiles()
-            let outcome = try writer.connection.writeTransaction { () throws(StoreError) -> EraseOutcome in
-                guard WriterProof.admits(proof, current: try writer.currentVersion(key)) else { return .writerRefused }
-                try writer.deleteAll(key)
-                return .erased
+            let outcome: EraseOutcome
+            do throws(StoreError) {
+                outcome = try writer.connection.writeTransaction { () throws(StoreError) -> EraseOutcome in
+                    guard WriterProof.admits(proof, current: try writer.currentVersion(key)) else { return .writerRefused }
+                    try writer.deleteAll(key)
+                    return .erased
+                }
+            } catch {
+                latest.forget(key)
+                throw error
             }
-            // Committed: the rows are gone, so no load opens these files from now on; then the files go, and the
-            // directory is synced so the erasure is on disk before it is acknowledged.
+            // Committed: the rows are gone and the index forgets them, so no load opens these files from now on (one
+            // that found a file before finds it gone); then the files go, and the directory is synced so the erasure
+            // is on disk before it is acknowledged.
+            if case .erased = outcome { latest.forget(key) }
             let removed = writer.takeRemovedBodyFiles()
             guard !removed.isEmpty else { return outcome }
             bodies.remove(removed)

@@ -67,6 +67,25 @@ struct SQLiteBodyFileTests {
         #expect(try store.versions(key).map(\.bytes) == [saved.count])
     }
 
+    /// The index of newest versions follows saves and erasures, and takes in what a load of an earlier process's
+    /// save read from the database.
+    @Test func theIndexOfNewestVersionsFollowsSavesErasuresAndLoads() throws {
+        do {
+            let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+            _ = try store.save(request(Self.body("first"), at: 1000))
+            _ = try store.save(request(Self.body("second"), at: 2000))
+            #expect(store.latest.version(of: key)?.syncID == UTCTimestamp(millisecondsSinceEpoch: 2000))
+            store.close()
+        }
+        let reopened = try SQLiteVaultStore(path: path, historyVersions: 10)
+        #expect(reopened.latest.version(of: key) == nil)
+        #expect(try reopened.load(key)?.syncID == UTCTimestamp(millisecondsSinceEpoch: 2000))
+        #expect(reopened.latest.version(of: key)?.syncID == UTCTimestamp(millisecondsSinceEpoch: 2000))
+        #expect(try reopened.delete(key, proof: nil) == .erased)
+        #expect(reopened.latest.version(of: key) == nil)
+        #expect(try reopened.load(key) == nil)
+    }
+
     @Test func anErasedUsersBytesAreGoneFromTheDisk() throws {
         let store = try SQLiteVaultStore(path: path, historyVersions: 10)
         let first = Self.body("erase-1")
@@ -149,10 +168,12 @@ struct SQLiteBodyFileTests {
     /// byte for byte, the one saved under the sync ID it came with, and a load that ran wholly between an erasure's
     /// return and the next save's start must find nothing. History of one version makes every save remove the file
     /// of the version before, under the loads.
-    @Test func concurrentSaveLoadAndEraseNeverServeATornOrErasedBody() async throws {
-        let race = Race(store: try SQLiteVaultStore(path: path, historyVersions: 1), key: key, rounds: 60) { [self] in
-            request($0, at: $1)
-        }
+    /// With ten versions kept, the files of older versions stay on disk: a load that took an older version from the
+    /// store's index of newest versions after a newer save returned would serve it, and must not.
+    @Test(arguments: [1, 10])
+    func concurrentSaveLoadAndEraseNeverServeATornOrErasedBody(historyVersions: Int) async throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: historyVersions)
+        let race = Race(store: store, key: key, rounds: 60) { [self] in request($0, at: $1) }
         let results = try await onOwnThread {
             concurrently(4) { index in Result { index == 0 ? try race.saveAndErase() : try race.loadUntilDone() } }
         }
@@ -165,10 +186,14 @@ struct SQLiteBodyFileTests {
                 }
                 guard let syncID = seen.syncID else { continue }
                 #expect(seen.body == saved[syncID], "version \(syncID) was served with other bytes")
+                #expect(
+                    syncID.millisecondsSinceEpoch >= seen.acknowledgedBefore,
+                    "a load begun after version \(seen.acknowledgedBefore) was saved served the older \(syncID)")
             }
         }
         #expect(try race.store.load(key) == nil)
         #expect(bodyFileCount() == 0)
+        #expect(store.latest.count == 0, "the erased user is still in the index")
     }
 }
 
@@ -179,6 +204,8 @@ private final class Race: Sendable {
         /// The phase before the load began and after it returned.
         let before: Int
         let after: Int
+        /// The newest version a save had returned before the load began (milliseconds; 0 for none).
+        let acknowledgedBefore: Int64
         let syncID: UTCTimestamp?
         let body: Data?
     }
@@ -190,6 +217,8 @@ private final class Race: Sendable {
     /// Odd: a save may be visible; even: the last erasure returned and no save has begun since.
     let phase = Atomic<Int>(0)
     let done = Atomic<Bool>(false)
+    /// The sync ID of the last save that returned, in milliseconds.
+    let acknowledged = Atomic<Int64>(0)
 
     init(store: SQLiteVaultStore, key: StorageKey, rounds: Int, request: @escaping @Sendable (Data, Int64) -> SaveRequest) {
         self.store = store
@@ -209,7 +238,8 @@ private final class Race: Sendable {
                 guard case .saved(let syncID, _) = try store.save(request(body, Int64(round * 10 + step + 1) * 1000)) else {
                     throw StoreError(.corrupt, "a save was refused")
                 }
-                saved.append(Observation(before: 0, after: 0, syncID: syncID, body: body))
+                acknowledged.store(syncID.millisecondsSinceEpoch, ordering: .releasing)
+                saved.append(Observation(before: 0, after: 0, acknowledgedBefore: 0, syncID: syncID, body: body))
                 guard let own = try store.load(key), own.syncID == syncID, own.body == body else {
                     throw StoreError(.corrupt, "the writer's load after its save did not find it")
                 }
@@ -225,6 +255,7 @@ private final class Race: Sendable {
     func loadUntilDone() throws -> [Observation] {
         var seen: [Observation] = []
         while !done.load(ordering: .acquiring) {
+            let acknowledgedBefore = acknowledged.load(ordering: .acquiring)
             let before = phase.load(ordering: .acquiring)
             let loaded = try store.load(key)
             let after = phase.load(ordering: .acquiring)
@@ -234,7 +265,9 @@ private final class Race: Sendable {
                 case .bytes(let bytes): bytes
                 case nil: nil
                 }
-            seen.append(Observation(before: before, after: after, syncID: loaded?.syncID, body: body))
+            seen.append(
+                Observation(
+                    before: before, after: after, acknowledgedBefore: acknowledgedBefore, syncID: loaded?.syncID, body: body))
         }
         return seen
     }
