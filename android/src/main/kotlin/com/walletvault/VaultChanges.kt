@@ -30,7 +30,11 @@ object VaultChanges {
  * is asked when the merge cannot decide. A sync runs first, so pending edits are pushed and the version to wait on is
  * known. A report that changed nothing ([SyncReport.UpToDate]) is not delivered. Failures that may pass (`SERVER`,
  * `OFFLINE`, `NOT_NOW`) pause [VaultChanges.FIRST_BACKOFF_MILLIS], doubling to [VaultChanges.MAX_BACKOFF_MILLIS]; a 429
- * (the server's cap on waiting long-polls) pauses its `Retry-After`. The pauses are the engine's [WalletClock] sleeps.
+ * (the server's cap on waiting long-polls) pauses its `Retry-After`. A long-poll that finds nothing moved before half
+ * [waitSeconds] passed counts as such a failure too, so that a server or proxy that ignores `wait` (an older server, a
+ * caching proxy, a server releasing its waiters as it stops) gets paused requests, not a flood; one held at least that
+ * long, one that finds a change and a sync that succeeds start the backoff over. The times are the engine's
+ * [WalletClock]'s, the pauses its sleeps.
  *
  * Cancel the coroutine to stop (an app starts it in `onStart` and cancels the job in `onStop`): the long-poll in flight
  * ends at once (the transport disconnects it), and the call ends with CancellationException. The long-polls run on
@@ -46,6 +50,7 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
     if (waitSeconds < 1) throw SyncException(SyncException.Code.INVALID_INPUT, "a long-poll waits at least 1 s")
     var backoff = VaultChanges.FIRST_BACKOFF_MILLIS
     var syncDue = true
+    fun failed() = backoff.also { backoff = minOf(backoff * 2, VaultChanges.MAX_BACKOFF_MILLIS) }
     while (true) {
         yield()
         var report: SyncReport? = null
@@ -55,10 +60,15 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
                 // sync() runs exclusively with the engine's other operations and handles edits made while it awaits.
                 report = sync()
                 syncDue = false
+                backoff = VaultChanges.FIRST_BACKOFF_MILLIS
             } else {
+                val asked = clock.nowMillis()
                 syncDue = remoteMoved(waitSeconds)
+                // Nothing moved and the server did not hold the long-poll for half its wait (waitSeconds * 500 ms): it
+                // ignores `wait`, and the next long-poll would come back as soon.
+                if (!syncDue && clock.nowMillis() - asked < waitSeconds * 500L) pause = failed()
+                else backoff = VaultChanges.FIRST_BACKOFF_MILLIS
             }
-            backoff = VaultChanges.FIRST_BACKOFF_MILLIS
         } catch (e: SyncException) {
             // A cancelled call may fail as a refused request: the cancellation is what ends the loop then.
             yield()
@@ -66,7 +76,7 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
             pause = when {
                 // At least the first pause: a Retry-After of 0 must not turn the loop into a flood.
                 limited != null -> maxOf(limited.retryAfterSeconds * 1000L, VaultChanges.FIRST_BACKOFF_MILLIS)
-                e.code in VaultChanges.RETRIED -> backoff.also { backoff = minOf(backoff * 2, VaultChanges.MAX_BACKOFF_MILLIS) }
+                e.code in VaultChanges.RETRIED -> failed()
                 else -> throw e
             }
         }

@@ -18,9 +18,13 @@ import java.util.concurrent.TimeUnit
 
 /**
  * Issue 30, point 4 for Kotlin: [VaultSyncEngine.changes] long-polls, brings another device's save in as [sync] does,
- * never loses an edit made while it applies one (the edit-during-sync gate of the Swift tests), backs off on errors and
- * on 429 by its `Retry-After` (the engine's clock records the pauses: no test sleeps them), and ends at cancellation
- * while the server still holds its long-poll.
+ * never loses an edit made while it applies one (the edit-during-sync gate of the Swift tests), backs off on errors, on
+ * 429 by its `Retry-After` and on long-polls answered at once (the engine's clock records the pauses: no test sleeps
+ * them), and ends at cancellation while the server still holds its long-poll.
+ *
+ * The fake server holds a long-poll until a save or [FakeServer.releaseLongPolls], never by the fake clock, so a held
+ * long-poll takes no fake time: a test whose long-poll is to count as held for its wait moves [clock] on by the wait
+ * while the server holds it.
  */
 class VaultChangesTest {
     private val clock = FakeClock()
@@ -32,6 +36,8 @@ class VaultChangesTest {
         class RateLimited(val retryAfterSeconds: Int) : Scripted()
         object Unavailable : Scripted()
         object NetworkError : Scripted()
+        /** A 304 at once, as a server or proxy that ignores `wait` answers. */
+        object NotModifiedAtOnce : Scripted()
     }
 
     /**
@@ -54,6 +60,7 @@ class VaultChangesTest {
                     is Scripted.RateLimited -> return HttpResponse(429, mapOf("Retry-After" to "${next.retryAfterSeconds}"), body)
                     Scripted.Unavailable -> return HttpResponse(503, emptyMap(), body)
                     Scripted.NetworkError -> throw IOException("connection reset")
+                    Scripted.NotModifiedAtOnce -> return HttpResponse(304, emptyMap(), ByteArray(0))
                     null -> Unit
                 }
             }
@@ -158,9 +165,10 @@ class VaultChangesTest {
             waitUntil("the tablet's long-poll waits once the failures are over") { server.waitingLongPolls.get() == 1 }
             // The 429 pauses its Retry-After and leaves the error backoff as it was; errors double it up to 60 s.
             assertEquals(listOf(7_000L, 1_000L, 2_000L, 4_000L, 8_000L, 16_000L, 32_000L, 60_000L, 60_000L), sleeps())
-            // A long-poll that ends well (304 here) starts the backoff over.
+            // A long-poll that ends well (304 here, held for its whole wait) starts the backoff over.
             transport.script.add(Scripted.Unavailable)
             val answered = server.answeredLongPolls.get()
+            clock.now += 60_000
             server.releaseLongPolls()
             waitUntil("the tablet waits again") {
                 server.answeredLongPolls.get() > answered && server.waitingLongPolls.get() == 1 && sleeps().size == 10
@@ -171,6 +179,34 @@ class VaultChangesTest {
             phone.sync()
             assertTrue(watcher.next() is SyncReport.Restored, "the loop still takes changes in")
             assertEquals("after the failures", tablet.value("licence"))
+            assertEquals(null, watcher.failure)
+        }
+    }
+
+    @Test
+    fun longPollsAnsweredAtOnceBackOffDoublingToAMinuteUntilOneIsHeldOrFindsAChange() {
+        val transport = Interposed(server)
+        val (phone, tablet) = phoneAndTablet(transport)
+        transport.script.addAll(List(8) { Scripted.NotModifiedAtOnce })
+        Watcher(tablet.engine).use { watcher ->
+            waitUntil("the tablet's long-poll waits once the quick answers are over") { server.waitingLongPolls.get() == 1 }
+            // Each 304 that came back before half the wait passed is a failure: no flood, the pause doubles up to 60 s.
+            assertEquals(listOf(1_000L, 2_000L, 4_000L, 8_000L, 16_000L, 32_000L, 60_000L, 60_000L), sleeps())
+            // A 304 after the whole wait (the fake clock moves on by it while the server holds) starts the backoff over.
+            transport.script.add(Scripted.NotModifiedAtOnce)
+            clock.now += 60_000
+            server.releaseLongPolls()
+            waitUntil("the tablet waits again after one quick answer") { sleeps().size == 9 && server.waitingLongPolls.get() == 1 }
+            assertEquals(1_000L, sleeps().last(), sleeps().toString())
+            // So does a long-poll that finds a change, however soon, with the sync it starts: the backoff (2 s by now) is 1 s again.
+            transport.script.add(Scripted.NotModifiedAtOnce)
+            phone.set("licence", "after the quick answers")
+            phone.sync()
+            assertTrue(watcher.next() is SyncReport.Restored, "the loop still takes changes in")
+            assertEquals("after the quick answers", tablet.value("licence"))
+            waitUntil("the tablet waits again after one quick answer") { sleeps().size == 10 && server.waitingLongPolls.get() == 1 }
+            assertEquals(1_000L, sleeps().last(), sleeps().toString())
+            assertEquals(10, sleeps().size, sleeps().toString())
             assertEquals(null, watcher.failure)
         }
     }
