@@ -76,3 +76,15 @@ LUA
 measure() { # url script seconds -> "rate p99 non2xx socket_errors"
   wrk -t2 -c"$CONNECTIONS" -d"${3}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
 }
+
+write_random_load_lua() { # file users -> a wrk script loading (D3) a random user of `$work/tokens.lua` per request,
+  # ending in `$work/done.lua` (write_done_lua)
+  { cat "$work/tokens.lua"; echo "local n = $2"; cat <<'LUA'
+local headers = {}
+request = function()
+  headers["Authorization"] = "Bearer " .. tokens[math.random(n)]
+  return wrk.format("GET", "/wallet-backup.ashx?action=load", headers)
+end
+LUA
+    cat "$work/done.lua"; } >"$1"
+}

@@ -29,14 +29,7 @@ for round in $(seq "$ROUNDS"); do
     stop_server
     start "$binary"
     python3 scripts/bench_populate.py "$base" "$USERS" "$work" --tokens-only >&2
-    { cat "$work/tokens.lua"; echo "local n = $USERS"; cat <<'LUA'
-local headers = {}
-request = function()
-  headers["Authorization"] = "Bearer " .. tokens[math.random(n)]
-  return wrk.format("GET", "/wallet-backup.ashx?action=load", headers)
-end
-LUA
-      cat "$work/done.lua"; } >"$work/load.lua"
+    write_random_load_lua "$work/load.lua" "$USERS"
     measure "$base/" "$work/load.lua" "$WARMUP" >/dev/null
     before=$(awk '{print $14 + $15}' "/proc/$server_pid/stat")
     read -r rps p99 bad errors < <(measure "$base/" "$work/load.lua" "$DURATION")

@@ -27,14 +27,7 @@ write_done_lua "$work/done.lua"
 start_dev_server "$work/dev" --saves-per-hour 1000000000
 echo "bench_tls_loads.sh: saving $USERS users through D2 (SQLite), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 python3 scripts/bench_populate.py "$base" "$USERS" "$work"
-{ cat "$work/tokens.lua"; echo "local n = $USERS"; cat <<'LUA'
-local headers = {}
-request = function()
-  headers["Authorization"] = "Bearer " .. tokens[math.random(n)]
-  return wrk.format("GET", "/wallet-backup.ashx?action=load", headers)
-end
-LUA
-  cat "$work/done.lua"; } >"$work/load.lua"
+write_random_load_lua "$work/load.lua" "$USERS"
 
 row() { # scheme url -> prints one line
   measure "$2/" "$work/load.lua" "$WARMUP" >/dev/null
