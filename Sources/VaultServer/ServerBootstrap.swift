@@ -67,11 +67,14 @@ public enum ServerBootstrap {
     )
         throws(ServerStartupError) -> Application
     {
-        let store = try openStore(configuration)
+        let bodyCache = try openBodyCache(configuration)
+        let store = try openStore(configuration, bodyCache: bodyCache)
         // SQLite has one node, this process; PostgreSQL may have many, which hear of each other's saves through it.
         let changes: any BlobChangeFeed =
             ServerConfiguration.postgresSchemes.contains(where: configuration.database.hasPrefix)
             ? PostgresChangeFeed(url: configuration.database) : InProcessChangeFeed()
+        // Before the long-polls' subscription: a waiter woken by a change then finds the old file already gone.
+        if let bodyCache { changes.subscribe(onChange: bodyCache.forget(tag:), onMissed: bodyCache.forgetAll) }
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
             let keys: JWKSSource
@@ -162,12 +165,19 @@ public enum ServerBootstrap {
         throws(ServerStartupError)
     {
         let key = try storageKeys(configuration).key(issuer: issuer, authorizedParty: authorizedParty, subject: subject)
-        let store = try openStore(configuration)
+        // No body cache: the directory may be a running node's.
+        let store = try openStore(configuration, bodyCache: nil)
         defer { store.close() }
         do {
             _ = try store.delete(key, proof: WriterProof { _, _ in true })
         } catch {
             throw ServerStartupError("erasing failed: \(error.reason)")
+        }
+        // Running nodes drop their cached copy (and wake the user's long-polls) on hearing of it.
+        if ServerConfiguration.postgresSchemes.contains(where: configuration.database.hasPrefix) {
+            let changes = PostgresChangeFeed(url: configuration.database)
+            changes.publish(LongPollHub.changeTag(of: key))
+            changes.stop()
         }
     }
 
@@ -182,7 +192,22 @@ public enum ServerBootstrap {
     }
 
     /// The store the `database` key names: a `sqlite:` file or a `postgresql://` URL.
-    private static func openStore(_ configuration: ServerConfiguration) throws(ServerStartupError) -> any VaultStore {
+    /// The PostgreSQL node's body cache, when `body_cache_directory` names one.
+    ///
+    /// - Throws: `ServerStartupError` when the directory cannot be created, opened or emptied.
+    private static func openBodyCache(_ configuration: ServerConfiguration) throws(ServerStartupError) -> PostgresBodyCache? {
+        guard let directory = configuration.bodyCacheDirectory else { return nil }
+        do {
+            return try PostgresBodyCache(
+                directory: directory, budgetBytes: configuration.bodyCacheBytes, changeTag: LongPollHub.changeTag(of:))
+        } catch {
+            throw ServerStartupError("config key body_cache_directory: \(error.reason)")
+        }
+    }
+
+    private static func openStore(_ configuration: ServerConfiguration, bodyCache: PostgresBodyCache?)
+        throws(ServerStartupError) -> any VaultStore
+    {
         let database = configuration.database
         do {
             if database.hasPrefix("sqlite:") {
@@ -195,7 +220,7 @@ public enum ServerBootstrap {
             if ServerConfiguration.postgresSchemes.contains(where: database.hasPrefix) {
                 return try PostgresVaultStore(
                     url: database, poolSize: configuration.databasePoolSize,
-                    historyVersions: configuration.historyVersions)
+                    historyVersions: configuration.historyVersions, bodyCache: bodyCache)
             }
         } catch {
             // The reason never quotes the URL, which may carry a password.

@@ -1,19 +1,19 @@
 import Synchronization
 
-/// The change feed of a single node (SQLite): an announcement goes straight to this process's subscriber.
+/// The change feed of a single node (SQLite): an announcement goes straight to this process's subscribers.
 public final class InProcessChangeFeed: BlobChangeFeed {
-    private let subscriber = Mutex<ChangeSubscriber?>(nil)
+    private let subscribers = Mutex<[ChangeSubscriber]>([])
 
-    /// Creates a feed with no subscriber.
+    /// Creates a feed with no subscribers.
     public init() {}
 
     public func publish(_ tag: String) {
-        subscriber.withLock { $0 }?.onChange(tag)
+        for subscriber in subscribers.withLock({ $0 }) { subscriber.onChange(tag) }
     }
 
     public func subscribe(onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void) {
         let subscriber = ChangeSubscriber(onChange: onChange, onMissed: onMissed)
-        self.subscriber.withLock { $0 = subscriber }
+        subscribers.withLock { $0.append(subscriber) }
     }
 
     public func stop() {}

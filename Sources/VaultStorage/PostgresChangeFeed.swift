@@ -18,7 +18,7 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
     private let sender = Mutex<PostgresConnection?>(nil)
     /// Set when the engine refuses `pg_notify` itself (CockroachDB has no LISTEN/NOTIFY): saves then stop trying.
     private let notifyUnsupported = Atomic<Bool>(false)
-    private let subscriber = Mutex<ChangeSubscriber?>(nil)
+    private let subscribers = Mutex<[ChangeSubscriber]>([])
     private let stopping = Atomic<Bool>(false)
     /// Written once to end the listener's poll at once.
     private let stopPipe: (read: Int32, write: Int32)
@@ -72,7 +72,7 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
 
     public func subscribe(onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void) {
         let subscriber = ChangeSubscriber(onChange: onChange, onMissed: onMissed)
-        self.subscriber.withLock { $0 = subscriber }
+        subscribers.withLock { $0.append(subscriber) }
     }
 
     public func stop() {
@@ -92,7 +92,7 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
                 listening.store(true, ordering: .releasing)
                 backoffSeconds = 0.1
                 // Announcements made before this LISTEN (at startup, or while the connection was down) never arrive.
-                subscriber.withLock { $0 }?.onMissed()
+                for subscriber in subscribers.withLock({ $0 }) { subscriber.onMissed() }
                 try relay(from: connection)
             } catch {
                 listening.store(false, ordering: .releasing)
@@ -114,8 +114,9 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
             if descriptors[1].revents != 0 { return }
             guard descriptors[0].revents != 0 else { continue }
             let tags = try connection.receivedNotifications()
-            guard !tags.isEmpty, let subscriber = subscriber.withLock({ $0 }) else { continue }
-            for tag in tags { subscriber.onChange(tag) }
+            guard !tags.isEmpty else { continue }
+            let subscribers = subscribers.withLock { $0 }
+            for tag in tags { for subscriber in subscribers { subscriber.onChange(tag) } }
         }
     }
 

@@ -48,20 +48,46 @@ public final class PostgresVaultStore: VaultStore {
 
     private let pool: PostgresConnectionPool
     private let historyVersions: Int
+    private let bodyCache: PostgresBodyCache?
 
     /// Connects to the database at a `postgresql://` URL, brings its schema up to date, keeps up to
-    /// `poolSize` connections, and keeps the newest `historyVersions` (at least 1) versions per user.
+    /// `poolSize` connections, and keeps the newest `historyVersions` (at least 1) versions per user; loads of the
+    /// current version go through `bodyCache` when there is one.
     ///
     /// - Throws: `StoreError` when the database cannot be reached or its schema is newer than this server.
-    public init(url: String, poolSize: Int, historyVersions: Int) throws(StoreError) {
+    public init(url: String, poolSize: Int, historyVersions: Int, bodyCache: PostgresBodyCache? = nil) throws(StoreError) {
         precondition(historyVersions >= 1 && poolSize >= 1, "checked by the configuration")
         pool = PostgresConnectionPool(url: url, size: poolSize)
         self.historyVersions = historyVersions
+        self.bodyCache = bodyCache
         try pool.withConnection { connection throws(StoreError) in try Self.migrate(connection) }
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        try pool.withConnection { connection throws(StoreError) in
+        guard let bodyCache else {
+            return try pool.withConnection { connection throws(StoreError) in
+                try Self.storedVault(connection.query(.loadCurrent, [.bytes(key.bytes)]))
+            }
+        }
+        let ticket = bodyCache.ticket(for: key)
+        let cachedSyncID = ticket.cached?.syncID.millisecondsSinceEpoch ?? -1
+        let result = try pool.withConnection { connection throws(StoreError) in
+            try connection.query(.loadCurrentUnlessCached, [.bytes(key.bytes), .integer(cachedSyncID)])
+        }
+        guard result.rowCount > 0 else { return nil }
+        let syncID = UTCTimestamp(millisecondsSinceEpoch: try result.integer(0, 0))
+        let updatedUtc = result.text(0, 1) ?? ""
+        let hint = result.text(0, 2)
+        guard result.isNull(0, 3) else {
+            let body = result.bytes(0, 3)
+            bodyCache.admit(body, syncID: syncID, ticket: ticket)
+            return StoredVault(syncID: syncID, updatedUtc: updatedUtc, hint: hint, body: body)
+        }
+        // The newest row is the version cached; its file is gone only if an announcement removed it since.
+        if let file = try bodyCache.open(ticket) {
+            return StoredVault(syncID: syncID, updatedUtc: updatedUtc, hint: hint, content: .file(file))
+        }
+        return try pool.withConnection { connection throws(StoreError) in
             try Self.storedVault(connection.query(.loadCurrent, [.bytes(key.bytes)]))
         }
     }
@@ -118,6 +144,8 @@ public final class PostgresVaultStore: VaultStore {
                     return .writerRefused
                 }
                 _ = try connection.pipeline([.statement(.deleteVersions, [user]), .control("COMMIT")])
+                // Every node's cache hears of it through the change feed; this node's need not wait for that.
+                if let bodyCache { bodyCache.forget(tag: bodyCache.tag(of: key)) }
                 return .erased
             } catch {
                 connection.rollBackIfInTransaction()
@@ -177,6 +205,13 @@ extension PostgresStatement {
         name: "load_current",
         sql: """
             SELECT sync_ms, updated_utc, hint, body FROM vault_versions WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
+            """)
+    /// The newest row, its body left out (NULL) when it is the version `$2` a node's body cache holds.
+    static let loadCurrentUnlessCached = Self(
+        name: "load_current_unless_cached",
+        sql: """
+            SELECT sync_ms, updated_utc, hint, CASE WHEN sync_ms = $2 THEN NULL ELSE body END FROM vault_versions
+            WHERE storage_key = $1 ORDER BY sync_ms DESC LIMIT 1
             """)
     static let loadVersion = Self(
         name: "load_version",

@@ -4,7 +4,7 @@ import Synchronization
 import VaultCore
 
 /// The embedded store: one SQLite file in WAL mode, every commit synced before the answer, and beside it a directory
-/// with each version's body as a file (`SQLiteBodyFiles`), which a load hands to the transport to send with
+/// with each version's body as a file (`BodyFileDirectory`), which a load hands to the transport to send with
 /// `sendfile` (issue 31).
 ///
 /// Writes go through one connection under a lock, so saves never wait on SQLite's busy handler;
@@ -48,7 +48,7 @@ public final class SQLiteVaultStore: VaultStore {
         """,
         // The write key each version's writer named: a save or erasure replacing the version must prove it.
         "ALTER TABLE vault_versions ADD COLUMN write_key BLOB;",
-        // Bodies in files of their own (SQLiteBodyFiles): a row names its file and length, and keeps an empty `body`.
+        // Bodies in files of their own (BodyFileDirectory): a row names its file and length, and keeps an empty `body`.
         // Rows from before keep their bytes in `body` (body_file NULL) and are read from it.
         """
         ALTER TABLE vault_versions ADD COLUMN body_file TEXT;
@@ -61,7 +61,7 @@ public final class SQLiteVaultStore: VaultStore {
     /// Held for every use of the write connection: a save batch or an erasure.
     private let writeLock = SharedLock()
     private let writer: SQLiteWriter
-    private let bodies: SQLiteBodyFiles
+    private let bodies: BodyFileDirectory
     private let groupCommit: SQLiteGroupCommit<SQLiteSave>
     private let checkpointer: SQLiteCheckpointer
     private let readers = Mutex<[SQLiteReader]>([])
@@ -84,7 +84,7 @@ public final class SQLiteVaultStore: VaultStore {
         try Self.migrate(connection)
         let writer = try SQLiteWriter(connection)
         self.writer = writer
-        let bodies = try SQLiteBodyFiles(databasePath: path)
+        let bodies = try BodyFileDirectory(path: path + ".bodies")
         self.bodies = bodies
         // Before any request: files no committed row names are saves that never committed or removals a crash cut.
         try bodies.sweep(
@@ -223,12 +223,12 @@ public final class SQLiteVaultStore: VaultStore {
 
     /// Runs a batch of saves in one transaction, each in a savepoint so one failure undoes only itself.
     ///
-    /// Body files: the batch's are durable before it begins (`SQLiteBodyFiles.write`); after the commit, the files
+    /// Body files: the batch's are durable before it begins (`BodyFileDirectory.write`); after the commit, the files
     /// of the rows it deleted (history trims) and those of its saves that did not happen are removed. When the commit
     /// fails nothing is removed: whether the log holds it is not known, and the sweep at the next start removes what
     /// no row names.
     private static func commit(
-        _ saves: [SQLiteSave], with writer: SQLiteWriter, bodies: SQLiteBodyFiles, historyVersions: Int
+        _ saves: [SQLiteSave], with writer: SQLiteWriter, bodies: BodyFileDirectory, historyVersions: Int
     ) -> [Result<SaveOutcome, StoreError>] {
         let connection = writer.connection
         do {

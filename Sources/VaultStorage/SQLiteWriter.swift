@@ -17,7 +17,7 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
     private let recordSave: SQLiteStatement
     private let pruneSaves: SQLiteStatement
     private let deleteVersions: SQLiteStatement
-    /// The body file of the save being run (`SQLiteBodyFiles.write`), which its row names; set before each save.
+    /// The body file of the save being run (`BodyFileDirectory.write`), which its row names; set before each save.
     var bodyFile = ""
     /// Body files of the rows deleted since the last `takeRemovedBodyFiles`, to remove once that deletion commits.
     private var removedBodyFiles: [String] = []

@@ -13,9 +13,13 @@ enum StoreFactory: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// SQLite behind the blob cache remembering saved blobs only.
     case cachedSQLiteSavesOnly
     case postgres
+    /// PostgreSQL with a node's body cache in files (a small budget, so evictions happen).
+    case postgresWithBodyCache
 
-    /// SQLite (bare and cached both ways) always; PostgreSQL when a cluster is provided or CI requires it.
-    static let all: [StoreFactory] = [.sqlite, .cachedSQLite, .cachedSQLiteSavesOnly] + (TestPostgres.enabled ? [.postgres] : [])
+    /// SQLite (bare and cached both ways) always; PostgreSQL (bare and with a body cache) when a cluster is provided
+    /// or CI requires it.
+    static let all: [StoreFactory] =
+        [.sqlite, .cachedSQLite, .cachedSQLiteSavesOnly] + (TestPostgres.enabled ? [.postgres, .postgresWithBodyCache] : [])
 
     var testDescription: String { rawValue }
 
@@ -33,6 +37,12 @@ enum StoreFactory: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 remembersLoads: false)
         case .postgres:
             return try PostgresVaultStore(url: try TestPostgres.requireURL(), poolSize: 16, historyVersions: historyVersions)
+        case .postgresWithBodyCache:
+            let cache = try PostgresBodyCache(
+                directory: ScratchDirectory.path("body-cache", suffix: "d"), budgetBytes: 64 * 1024,
+                changeTag: PostgresBodyCacheTests.tag(of:))
+            return try PostgresVaultStore(
+                url: try TestPostgres.requireURL(), poolSize: 16, historyVersions: historyVersions, bodyCache: cache)
         }
     }
 }

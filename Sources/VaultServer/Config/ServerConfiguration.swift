@@ -111,6 +111,11 @@ public struct ServerConfiguration: Sendable, Decodable {
     public var databasePoolSize: Int
     /// Versions kept per user, the current one included (`history_versions`).
     public var historyVersions: Int
+    /// A PostgreSQL node's local directory for its read-through cache of bodies as files (`body_cache_directory`);
+    /// nil for none. Emptied at every start; give each node its own.
+    public var bodyCacheDirectory: String?
+    /// The most bytes of bodies the node's body cache keeps (`body_cache_bytes`).
+    public var bodyCacheBytes: Int
     /// Trusted OIDC issuers.
     public var issuers: [Issuer]
     /// JSON file `[{"kid", "secret"}]` of session-token keys; the first signs, all verify.
@@ -175,7 +180,12 @@ public struct ServerConfiguration: Sendable, Decodable {
         case trustedProxies = "trusted_proxies"
         case databasePoolSize = "database_pool_size"
         case historyVersions = "history_versions"
+        case bodyCacheDirectory = "body_cache_directory"
+        case bodyCacheBytes = "body_cache_bytes"
     }
+
+    /// `body_cache_bytes` when the key is absent: 1 GiB.
+    public static let defaultBodyCacheBytes = 1 << 30
 
     /// URL schemes that select the PostgreSQL store.
     public static let postgresSchemes = ["postgresql://", "postgres://"]
@@ -184,8 +194,11 @@ public struct ServerConfiguration: Sendable, Decodable {
     public init(
         listen: String, database: String, issuers: [Issuer], sessionKeysFile: String, storageKeyPepperFile: String,
         limits: Limits = Limits(), sessionIssuer: String = "walletvault", threads: Int = HTTPServer.Options.defaultThreads,
-        databasePoolSize: Int = 8, historyVersions: Int = 10
+        databasePoolSize: Int = 8, historyVersions: Int = 10, bodyCacheDirectory: String? = nil,
+        bodyCacheBytes: Int = ServerConfiguration.defaultBodyCacheBytes
     ) {
+        self.bodyCacheDirectory = bodyCacheDirectory
+        self.bodyCacheBytes = bodyCacheBytes
         self.listen = listen
         self.database = database
         self.databasePoolSize = databasePoolSize
@@ -204,6 +217,8 @@ public struct ServerConfiguration: Sendable, Decodable {
         database = try container.decode(String.self, forKey: .database)
         databasePoolSize = try container.decodeIfPresent(Int.self, forKey: .databasePoolSize) ?? 8
         historyVersions = try container.decodeIfPresent(Int.self, forKey: .historyVersions) ?? 10
+        bodyCacheDirectory = try container.decodeIfPresent(String.self, forKey: .bodyCacheDirectory)
+        bodyCacheBytes = try container.decodeIfPresent(Int.self, forKey: .bodyCacheBytes) ?? Self.defaultBodyCacheBytes
         issuers = try container.decode([Issuer].self, forKey: .issuers)
         sessionKeysFile = try container.decode(String.self, forKey: .sessionKeysFile)
         storageKeyPepperFile = try container.decode(String.self, forKey: .storageKeyPepperFile)
@@ -265,6 +280,14 @@ public struct ServerConfiguration: Sendable, Decodable {
         }
         guard (1...1024).contains(databasePoolSize) else { throw ServerStartupError("config key database_pool_size: 1 to 1024") }
         guard (1...1000).contains(historyVersions) else { throw ServerStartupError("config key history_versions: 1 to 1000") }
+        if let bodyCacheDirectory {
+            // SQLite's bodies are files already; a cache of them would be a second copy.
+            guard isPostgres else { throw ServerStartupError("config key body_cache_directory: only with a PostgreSQL database") }
+            guard !bodyCacheDirectory.isEmpty else { throw ServerStartupError("config key body_cache_directory: a path") }
+        }
+        guard ((1 << 20)...(1 << 40)).contains(bodyCacheBytes) else {
+            throw ServerStartupError("config key body_cache_bytes: 1 MiB (1048576) to 1 TiB")
+        }
         guard !issuers.isEmpty else { throw ServerStartupError("config key issuers: at least one issuer is required") }
         for (index, issuer) in issuers.enumerated() {
             guard (issuer.jwksFile == nil) != (issuer.jwksURI == nil) else {

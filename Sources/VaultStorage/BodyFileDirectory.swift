@@ -1,23 +1,23 @@
 import Foundation
 
-/// The directory beside an SQLite database that holds each stored version's body as a file of its own, named by the
-/// version's row, so a load can be answered from the page cache with `sendfile` (issue 31).
+/// A directory of stored bodies, one file each under a random name, so a load can be answered from the page cache
+/// with `sendfile` (issue 31): the SQLite store's bodies beside its database, and a PostgreSQL node's cache of them.
 ///
-/// A file is written and synced, and its directory entry synced, before the row naming it commits, so
-/// no committed row names a file a crash could lose; it is never written again; it is removed after the commit that
-/// deletes its row (a history trim or an erasure). Files no row names (a crash between the two steps, a refused or
-/// failed save) are removed by `sweep` when the store opens, before it takes requests.
-final class SQLiteBodyFiles: Sendable {
-    /// The directory's path: the database's path with `.bodies` after it.
+/// The SQLite store writes and syncs a file, and its directory entry, before the row naming it commits, so no
+/// committed row names a file a crash could lose; it is removed after the commit that deletes its row (a history trim
+/// or an erasure), and files no row names (a crash between the two steps, a refused or failed save) are removed by
+/// `sweep` when the store opens, before it takes requests. A file is never written again once named.
+final class BodyFileDirectory: Sendable {
+    /// The directory's path.
     let path: String
     /// The directory, open for `openat`, `unlinkat` and `fsync`.
     private let directory: Int32
 
-    /// Opens (creating, owner-only) the body directory of the database at `databasePath`.
+    /// Opens the directory at `path`, creating it owner-only if it is missing.
     ///
     /// - Throws: `StoreError` when the directory cannot be created or opened.
-    init(databasePath: String) throws(StoreError) {
-        path = databasePath + ".bodies"
+    init(path: String) throws(StoreError) {
+        self.path = path
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw StoreError(.unavailable, "cannot create the body directory \(path): \(String(cString: strerror(errno)))")
         }

@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+import VaultCore
+
+/// A PostgreSQL node's read-through cache of current bodies as local files, so a load of a version this node has read
+/// before is sent from the page cache with `sendfile` instead of coming through libpq (issue 31).
+///
+/// It never decides what a load answers: the database does. A load names the version it holds for the user, the
+/// query returns the user's newest row and leaves its body out only when that row is the same version, and a user's
+/// sync IDs never repeat (they outlive erasure), so a cached file is served only while its own row is the newest. A
+/// file holds one version's bytes and is never written again.
+///
+/// What it must also do is leave no erased user's bytes on the node's disk: every change announced for a user (a
+/// save or an erasure, on any node, through the change feed) removes that user's file, a feed that may have missed
+/// announcements removes every file, and the directory is emptied when the node starts. A load that read a body
+/// while an announcement for its user arrived does not keep its file (`admit` compares the user's generation). Files
+/// are not synced: a crash loses nothing the database does not hold, and the next start empties the directory.
+public final class PostgresBodyCache: Sendable {
+    /// The version a load found cached for a user, and the user's generation when it looked.
+    struct Ticket {
+        let tag: String
+        let generation: UInt64
+        let cached: Entry?
+    }
+
+    struct Entry {
+        let syncID: UTCTimestamp
+        let name: String
+        let length: Int
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Tags in the order their files were admitted, oldest from `head` on; stale tags are skipped when evicting.
+        var queue: [String] = []
+        var head = 0
+        var bytes = 0
+        /// Bumped for a stripe of tags by each announcement for one of them, and for all by `forgetAll`.
+        var generations = [UInt64](repeating: 0, count: PostgresBodyCache.stripes)
+    }
+
+    private static let stripes = 1024
+    private let files: BodyFileDirectory
+    private let budgetBytes: Int
+    private let changeTag: @Sendable (StorageKey) -> String
+    private let state = Mutex(State())
+
+    /// Opens the cache directory at `directory` (created owner-only) and removes every file in it; keeps at most
+    /// `budgetBytes` of bodies, and names a user as `changeTag` does in the change feed's announcements.
+    ///
+    /// - Throws: `StoreError` when the directory cannot be created, opened or emptied.
+    public init(
+        directory: String, budgetBytes: Int, changeTag: @escaping @Sendable (StorageKey) -> String
+    ) throws(StoreError) {
+        files = try BodyFileDirectory(path: directory)
+        try files.sweep(keeping: [])
+        self.budgetBytes = budgetBytes
+        self.changeTag = changeTag
+    }
+
+    /// Removes the file of the user announced under `tag` (its blob was saved or erased on some node).
+    public func forget(tag: String) {
+        let removed = state.withLock { state -> Entry? in
+            state.generations[Self.stripe(of: tag)] &+= 1
+            return Self.remove(tag, from: &state)
+        }
+        if let removed { files.remove([removed.name]) }
+    }
+
+    /// Removes every file (announcements may have been missed).
+    public func forgetAll() {
+        let removed = state.withLock { state -> [Entry] in
+            for index in state.generations.indices { state.generations[index] &+= 1 }
+            let all = Array(state.entries.values)
+            state = State(generations: state.generations)
+            return all
+        }
+        files.remove(removed.map(\.name))
+    }
+
+    /// The files held and their bytes (tests).
+    var held: (count: Int, bytes: Int) {
+        state.withLock { ($0.entries.count, $0.bytes) }
+    }
+
+    /// The directory's path (tests).
+    var path: String { files.path }
+
+    /// The tag the change feed names `key`'s user by.
+    func tag(of key: StorageKey) -> String { changeTag(key) }
+
+    /// What is cached for `key` now; taken before the query whose answer `admit` may keep.
+    func ticket(for key: StorageKey) -> Ticket {
+        let tag = changeTag(key)
+        return state.withLock { Ticket(tag: tag, generation: $0.generations[Self.stripe(of: tag)], cached: $0.entries[tag]) }
+    }
+
+    /// The cached body of `ticket`, open for reading, or nil when it was removed since the ticket was taken.
+    ///
+    /// - Throws: `StoreError` when the file cannot be opened or is not the length recorded.
+    func open(_ ticket: Ticket) throws(StoreError) -> BlobFile? {
+        guard let cached = ticket.cached else { return nil }
+        return try files.open(cached.name, length: cached.length)
+    }
+
+    /// Keeps `body` as the user's version `syncID`, unless an announcement for the user came since `ticket` was taken
+    /// or the body is over a quarter of the budget; evicts the oldest files past the budget. A failed write keeps
+    /// nothing and is no error: the load has its bytes.
+    func admit(_ body: Data, syncID: UTCTimestamp, ticket: Ticket) {
+        guard body.count <= budgetBytes / 4, let written = try? files.write(body) else { return }
+        close(written.descriptor)
+        let entry = Entry(syncID: syncID, name: written.name, length: body.count)
+        let unlinked = state.withLock { state -> [String] in
+            guard state.generations[Self.stripe(of: ticket.tag)] == ticket.generation else { return [written.name] }
+            // Two loads of a user's new version both read its body: the later one keeps its own file.
+            var unlinked = Self.remove(ticket.tag, from: &state).map { [$0.name] } ?? []
+            state.entries[ticket.tag] = entry
+            state.queue.append(ticket.tag)
+            state.bytes += entry.length
+            while state.bytes > budgetBytes, state.head < state.queue.count {
+                let victim = state.queue[state.head]
+                state.head += 1
+                if let evicted = Self.remove(victim, from: &state) { unlinked.append(evicted.name) }
+            }
+            // Users admitted again leave their older places behind: keep the queue near the live entries.
+            if state.queue.count - state.head > 2 * state.entries.count + 1024 {
+                var seen = Set<String>()
+                state.queue = state.queue[state.head...].reversed().filter { state.entries[$0] != nil && seen.insert($0).inserted }
+                    .reversed()
+                state.head = 0
+            } else if state.head > 1024, state.head * 2 > state.queue.count {
+                state.queue.removeFirst(state.head)
+                state.head = 0
+            }
+            return unlinked
+        }
+        files.remove(unlinked)
+    }
+
+    private static func remove(_ tag: String, from state: inout State) -> Entry? {
+        guard let entry = state.entries.removeValue(forKey: tag) else { return nil }
+        state.bytes -= entry.length
+        return entry
+    }
+
+    private static func stripe(of tag: String) -> Int {
+        Int(UInt(bitPattern: tag.hashValue) % UInt(stripes))
+    }
+}
