@@ -197,6 +197,9 @@ public enum ServerBootstrap {
     /// - Throws: `ServerStartupError` when the directory cannot be created, opened or emptied.
     private static func openBodyCache(_ configuration: ServerConfiguration) throws(ServerStartupError) -> PostgresBodyCache? {
         guard let directory = configuration.bodyCacheDirectory else { return nil }
+        guard ServerConfiguration.postgresSchemes.contains(where: configuration.database.hasPrefix) else {
+            throw ServerStartupError("config key body_cache_directory: only with a PostgreSQL database")
+        }
         do {
             return try PostgresBodyCache(
                 directory: directory, budgetBytes: configuration.bodyCacheBytes, changeTag: LongPollHub.changeTag(of:))

@@ -11,6 +11,7 @@ let usage = """
     options: --threads N  HTTP worker threads (default one per core, at least 2, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
     options: --database-pool-size N  PostgreSQL connections (default 8, or the config's \"database_pool_size\")
+    options: --body-cache-directory DIR  a PostgreSQL node's body cache (emptied at start; or \"body_cache_directory\")
     options: --max-wait-seconds N  longest long-poll wait a load may ask for (default 60, or the config's limit)
     options: --max-connections N, --max-connections-per-ip N, --max-long-polls N, --long-polls-per-user N
                               the config's limits of those names (for benchmarks that hold many connections)
@@ -67,6 +68,7 @@ let databasePoolSize = option("--database-pool-size").map { text -> Int in
     guard let number = Int(text), (1...1024).contains(number) else { fail("--database-pool-size needs a number from 1 to 1024") }
     return number
 }
+let bodyCacheDirectory = option("--body-cache-directory")
 let maxWaitSeconds = option("--max-wait-seconds").map { text -> Int in
     guard let number = Int(text), (1...300).contains(number) else { fail("--max-wait-seconds needs a number from 1 to 300") }
     return number
@@ -110,6 +112,7 @@ func applyOptions(to configuration: inout ServerConfiguration) {
     if let threads { configuration.threads = threads }
     if let database { configuration.database = database }
     if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
+    if let bodyCacheDirectory { configuration.bodyCacheDirectory = bodyCacheDirectory }
     if let maxWaitSeconds { configuration.limits.maxWaitSeconds = maxWaitSeconds }
     if let total = connectionLimits.total { configuration.limits.maxConnections = total }
     if let perIP = connectionLimits.perIP { configuration.limits.maxConnectionsPerIP = perIP }

@@ -113,6 +113,14 @@ struct OperationsTests {
                 #"{"listen":"127.0.0.1:0","database":"sqlite:x","issuers":[{"issuer":"i","jwks_file":"j","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b","limits":{"saves_per_hour":"many"}}"#,
                 "limits.saves_per_hour"
             ),
+            (
+                #"{"listen":"127.0.0.1:0","database":"sqlite:x","issuers":[{"issuer":"i","jwks_file":"j","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b","body_cache_directory":"/tmp/c"}"#,
+                "config key body_cache_directory: only with a PostgreSQL database"
+            ),
+            (
+                #"{"listen":"127.0.0.1:0","database":"postgresql://x","issuers":[{"issuer":"i","jwks_file":"j","audiences":["a"]}],"session_keys_file":"a","storage_key_pepper_file":"b","body_cache_directory":"/tmp/c","body_cache_bytes":1000}"#,
+                "config key body_cache_bytes"
+            ),
         ] {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
             try Data(config.utf8).write(to: file)

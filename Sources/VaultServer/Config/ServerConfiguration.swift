@@ -253,6 +253,7 @@ public struct ServerConfiguration: Sendable, Decodable {
         }
         configuration.sessionKeysFile = resolve(configuration.sessionKeysFile)
         configuration.storageKeyPepperFile = resolve(configuration.storageKeyPepperFile)
+        configuration.bodyCacheDirectory = configuration.bodyCacheDirectory.map(resolve)
         if configuration.database.hasPrefix("sqlite:") {
             configuration.database = "sqlite:" + resolve(String(configuration.database.dropFirst("sqlite:".count)))
         }
