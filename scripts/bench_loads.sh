@@ -6,7 +6,8 @@
 #               LOAD_CURVE (e.g. "500 2000") adds rows for random users among the first 500, 2 000, ... of the same
 #               data set, each beside nginx picking among the same number of files.
 #   PostgreSQL: the same number of users saved on a throwaway cluster, beside pgbench running the server's own load
-#               SELECT for a random user (custom script, -M prepared, same cluster). Goal: >= 0.8x.
+#               SELECT for a random user (custom script, -M prepared, same cluster). Goal: >= 0.8x. The node runs
+#               with its body cache (body_cache_directory, default 1 GiB) unless PG_BODY_CACHE=off.
 # Every blob goes through the real save endpoint (D2; scripts/bench_populate.py). Both sides of every row get a warm-up
 # pass first (WARMUP seconds, default 5: wrk walks every token or file in order, pgbench runs its script), so files,
 # database and the server's caches are warm. The server's resident memory after its SQLite runs is in the row.
@@ -15,7 +16,8 @@
 # Usage: scripts/bench_loads.sh   (after `swift build -c release`; starts a throwaway PostgreSQL cluster unless
 #        WALLETVAULT_TEST_POSTGRES_URL names one, as under scripts/with-postgres.sh)
 # Env: DURATION (seconds per measurement, default 10), CONNECTIONS (default 64), LOAD_USERS (20000), LOAD_CURVE (""),
-#      WARMUP (5), LOAD_DATABASES ("sqlite postgres"), WV_SERVER_BINARY (default .build/release/walletvault-server).
+#      WARMUP (5), LOAD_DATABASES ("sqlite postgres"), WV_SERVER_BINARY (default .build/release/walletvault-server),
+#      PG_BODY_CACHE (on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATABASES=${LOAD_DATABASES:-sqlite postgres}
@@ -38,8 +40,8 @@ trap cleanup EXIT
 source scripts/bench_common.sh
 load_average() { cut -d' ' -f1-3 /proc/loadavg; }
 
-start_server() { # database
-  start_dev_server "$work/dev" --database "$1" --saves-per-hour 1000000000
+start_server() { # database [server options...]
+  start_dev_server "$work/dev" --database "$1" --saves-per-hour 1000000000 "${@:2}"
 }
 
 # wrk scripts. done() prints: successful requests/s (non-2xx/3xx excluded), p99 ms, non-2xx/3xx count, socket errors.
@@ -127,7 +129,9 @@ fi
 if [[ " $DATABASES " == *" postgres "* ]]; then
   URL=$WALLETVAULT_TEST_POSTGRES_URL
   PGBIN=${WALLETVAULT_TEST_PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)}
-  start_server "$URL"
+  cache_args=(--body-cache-directory "$work/body-cache"); cache_label="node body cache 1 GiB"
+  [ "${PG_BODY_CACHE:-on}" = off ] && { cache_args=(); cache_label="no body cache"; }
+  start_server "$URL" "${cache_args[@]}"
   echo "bench_loads.sh: saving $USERS users through D2 (PostgreSQL), load average $(load_average)" >&2
   minted_at=$(date +%s)
   python3 scripts/bench_populate.py "$base" "$USERS" "$work"
@@ -156,7 +160,7 @@ SQL
   stop_server
   pg_version=$("$PGBIN/postgres" --version | awk '{print $3}' | cut -d. -f1)
   awk -v pr="$pg_rps" -v pp="$pg_p99" -v pa="$pgbench_tps" -v c="$CONNECTIONS" -v u="$(fmt_users "$USERS")" -v pv="$pg_version" \
-      -v pbad="$pg_bad" 'BEGIN {
-    printf "| load 64 KiB (D3), PostgreSQL %s, %d connections, %s users, random | %.0f req/s, p99 %.1f ms%s | `pgbench -c%d -M prepared` running the server'"'"'s load SELECT for a random user, same cluster | %.0f tx/s | %.2f× | ≥ 0.8× (%s) |\n", pv, c, u, pr, pp, (pbad > 0 ? sprintf(", %d non-2xx", pbad) : ""), c, pa, pr / pa, (pr / pa >= 0.8 && pbad == 0 ? "met" : "not met")
+      -v pbad="$pg_bad" -v cl="$cache_label" 'BEGIN {
+    printf "| load 64 KiB (D3), PostgreSQL %s, %d connections, %s users, random, %s | %.0f req/s, p99 %.1f ms%s | `pgbench -c%d -M prepared` running the server'"'"'s load SELECT for a random user, same cluster | %.0f tx/s | %.2f× | ≥ 0.8× (%s) |\n", pv, c, u, cl, pr, pp, (pbad > 0 ? sprintf(", %d non-2xx", pbad) : ""), c, pa, pr / pa, (pr / pa >= 0.8 && pbad == 0 ? "met" : "not met")
   }'
 fi

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import VaultCore
 import VaultCrypto
 import VaultStorage
 
@@ -51,7 +52,7 @@ final class LongPollHub: Sendable {
     /// identity, so a notification payload says nothing about who saved.
     static func changeTag(of key: StorageKey) -> String {
         let digest = SHA256.hash(data: key.bytes)
-        return digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return LowercaseHex.encode(digest.prefix(16))
     }
 
     /// The generation of `tag`'s stripe now; read before the first load of a long-poll.

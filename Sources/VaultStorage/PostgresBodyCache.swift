@@ -35,6 +35,8 @@ public final class PostgresBodyCache: Sendable {
         var queue: [String] = []
         var head = 0
         var bytes = 0
+        /// Bodies refused admission since the cache was last below its budget (`admit` keeps one in eight then).
+        var refusedWhileFull = 0
         /// Bumped for a stripe of tags by each announcement for one of them, and for all by `forgetAll`.
         var generations = [UInt64](repeating: 0, count: PostgresBodyCache.stripes)
     }
@@ -107,7 +109,7 @@ public final class PostgresBodyCache: Sendable {
     /// or the body is over a quarter of the budget; evicts the oldest files past the budget. A failed write keeps
     /// nothing and is no error: the load has its bytes.
     func admit(_ body: Data, syncID: UTCTimestamp, ticket: Ticket) {
-        guard body.count <= budgetBytes / 4, let written = try? files.write(body) else { return }
+        guard body.count <= budgetBytes / 4, takesAnother(body.count), let written = try? files.write(body) else { return }
         close(written.descriptor)
         let entry = Entry(syncID: syncID, name: written.name, length: body.count)
         let unlinked = state.withLock { state -> [String] in
@@ -135,6 +137,23 @@ public final class PostgresBodyCache: Sendable {
             return unlinked
         }
         files.remove(unlinked)
+    }
+
+    /// Whether a body of `count` bytes may be written: always while it fits the budget; once full, one in eight.
+    ///
+    /// When the users' bodies do not fit (20 000 users of 64 KiB against 1 GiB), a load picks a file held at a rate of
+    /// the budget over their total whatever the cache admits, and admitting every miss made a file write and an
+    /// eviction of each: a fifth of the node's CPU, and loads/s 0.6 of no cache at all (`scripts/bench_loads.sh`,
+    /// docs/PERFORMANCE.md). One in eight keeps what the cache holds moving to the users loaded now.
+    private func takesAnother(_ count: Int) -> Bool {
+        state.withLock { state in
+            guard state.bytes + count > budgetBytes else {
+                state.refusedWhileFull = 0
+                return true
+            }
+            state.refusedWhileFull += 1
+            return state.refusedWhileFull % 8 == 0
+        }
     }
 
     private static func remove(_ tag: String, from state: inout State) -> Entry? {

@@ -58,15 +58,7 @@ public struct StorageKey: Sendable, Hashable {
     }
 
     /// A short tag for logs: hex of the first 6 bytes, which does not reveal who the user is.
-    public var tag: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes.prefix(6) {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public var tag: String { LowercaseHex.encode(bytes.prefix(6)) }
 }
 
 /// A stored blob and its version.
