@@ -11,7 +11,8 @@ let usage = """
     options: --threads N  HTTP worker threads (default one per core, at least 2, or the config's \"threads\")
                               [--database sqlite:PATH|postgresql://...]
     options: --database-pool-size N  PostgreSQL connections (default 8, or the config's \"database_pool_size\")
-    options: --body-cache-directory DIR  a PostgreSQL node's body cache (emptied at start; or \"body_cache_directory\")
+    options: --body-cache-directory DIR, --body-cache-bytes N  a PostgreSQL node's body cache (emptied at start) and
+                              its size (or the config's \"body_cache_directory\" and \"body_cache_bytes\")
     options: --max-wait-seconds N  longest long-poll wait a load may ask for (default 60, or the config's limit)
     options: --max-connections N, --max-connections-per-ip N, --max-long-polls N, --long-polls-per-user N
                               the config's limits of those names (for benchmarks that hold many connections)
@@ -69,6 +70,12 @@ let databasePoolSize = option("--database-pool-size").map { text -> Int in
     return number
 }
 let bodyCacheDirectory = option("--body-cache-directory")
+let bodyCacheBytes = option("--body-cache-bytes").map { text -> Int in
+    guard let number = Int(text), ((1 << 20)...(1 << 40)).contains(number) else {
+        fail("--body-cache-bytes needs a number from 1048576 (1 MiB) to 1 TiB")
+    }
+    return number
+}
 let maxWaitSeconds = option("--max-wait-seconds").map { text -> Int in
     guard let number = Int(text), (1...300).contains(number) else { fail("--max-wait-seconds needs a number from 1 to 300") }
     return number
@@ -113,6 +120,7 @@ func applyOptions(to configuration: inout ServerConfiguration) {
     if let database { configuration.database = database }
     if let databasePoolSize { configuration.databasePoolSize = databasePoolSize }
     if let bodyCacheDirectory { configuration.bodyCacheDirectory = bodyCacheDirectory }
+    if let bodyCacheBytes { configuration.bodyCacheBytes = bodyCacheBytes }
     if let maxWaitSeconds { configuration.limits.maxWaitSeconds = maxWaitSeconds }
     if let total = connectionLimits.total { configuration.limits.maxConnections = total }
     if let perIP = connectionLimits.perIP { configuration.limits.maxConnectionsPerIP = perIP }
