@@ -9,8 +9,9 @@ import VaultTestSupport
 ///
 /// A subscriber kept as a bare closure in a `Mutex` was re-wrapped in two reabstraction thunks on every `withLock`
 /// that read it (the closure passes through the lock's generic `inout`), so each announcement left the next one a
-/// longer chain of thunks to call through (48 bytes of stack each in an `-O` build of the pattern, 80 in debug): the soak's 20 000 saves left every storage thread 1.2 MiB of stack
-/// touched (RSS +35% in 300 s), and a long-lived node would in the end overflow its stack.
+/// longer chain of thunks to call through (48 bytes of stack each in an `-O` build of the pattern, 80 in debug): the
+/// soak's 20 000 saves left every storage thread 1.2 MiB of stack touched (RSS +35% in 300 s), and a long-lived node
+/// would in the end overflow its stack.
 @Suite struct ChangeFeedTests {
     /// The stack addresses at which `subscriber` was entered, in order.
     final class DepthRecorder: Sendable {
