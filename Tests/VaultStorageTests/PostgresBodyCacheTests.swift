@@ -70,13 +70,19 @@ struct PostgresBodyCacheTests {
         #expect(second.syncID == syncID && second.updatedUtc == "2026-12-02T15:00:00Z" && second.hint == "h")
     }
 
-    @Test func aNewerVersionSavedOnAnotherNodeIsServedNotTheCachedOne() throws {
+    /// A node with a body cache and one without; `body` saved on the second and loaded twice on the first, which then
+    /// holds it in a file.
+    func twoNodes(holding body: Data) throws -> (cached: PostgresVaultStore, other: PostgresVaultStore) {
         let cached = try node(try cache())
         let other = try node(nil)
-        let old = SQLiteBodyFileTests.body("old")
-        _ = try other.save(request(old, at: 1_000))
+        _ = try other.save(request(body, at: 1_000))
         _ = try cached.load(key)
-        #expect(try cached.load(key)?.body == old)
+        guard case .file = try cached.load(key)?.content else { throw StoreError(.corrupt, "the second load had no file") }
+        return (cached, other)
+    }
+
+    @Test func aNewerVersionSavedOnAnotherNodeIsServedNotTheCachedOne() throws {
+        let (cached, other) = try twoNodes(holding: SQLiteBodyFileTests.body("old"))
         // No announcement reaches this node: the query alone must see the newer row.
         let new = SQLiteBodyFileTests.body("new")
         guard case .saved(let syncID, _) = try other.save(request(new, at: 2_000)) else {
@@ -88,12 +94,7 @@ struct PostgresBodyCacheTests {
     }
 
     @Test func aUserErasedOnAnotherNodeIsNotServedEvenBeforeTheNodeHearsOfIt() throws {
-        let cached = try node(try cache())
-        let other = try node(nil)
-        let body = SQLiteBodyFileTests.body("erased elsewhere")
-        _ = try other.save(request(body, at: 1_000))
-        _ = try cached.load(key)
-        #expect(try cached.load(key)?.body == body)
+        let (cached, other) = try twoNodes(holding: SQLiteBodyFileTests.body("erased elsewhere"))
         #expect(try other.delete(key, proof: nil) == .erased)
         #expect(try cached.load(key) == nil)
     }
