@@ -74,7 +74,9 @@ public enum ServerBootstrap {
             ServerConfiguration.postgresSchemes.contains(where: configuration.database.hasPrefix)
             ? PostgresChangeFeed(url: configuration.database) : InProcessChangeFeed()
         // Before the long-polls' subscription: a waiter woken by a change then finds the old file already gone.
-        if let bodyCache { changes.subscribe(onChange: bodyCache.forget(tag:), onMissed: bodyCache.forgetAll) }
+        if let bodyCache {
+            changes.subscribe(onChange: bodyCache.forget(tag:), onMissed: bodyCache.forgetAll, onLost: bodyCache.feedLost)
+        }
         var issuers: [OIDCTokenVerifier.TrustedIssuer] = []
         for entry in configuration.issuers {
             let keys: JWKSSource

@@ -9,9 +9,15 @@ final class ChangeSubscriber: Sendable {
     let onChange: @Sendable (String) -> Void
     /// Called when announcements may have been missed, so every waiter must re-read.
     let onMissed: @Sendable () -> Void
+    /// Called when the feed stops hearing announcements (until `onMissed` says it listens again).
+    let onLost: @Sendable () -> Void
 
-    init(onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void) {
+    init(
+        onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void,
+        onLost: @escaping @Sendable () -> Void
+    ) {
         self.onChange = onChange
         self.onMissed = onMissed
+        self.onLost = onLost
     }
 }

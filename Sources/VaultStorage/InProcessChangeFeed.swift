@@ -11,8 +11,11 @@ public final class InProcessChangeFeed: BlobChangeFeed {
         for subscriber in subscribers.withLock({ $0 }) { subscriber.onChange(tag) }
     }
 
-    public func subscribe(onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void) {
-        let subscriber = ChangeSubscriber(onChange: onChange, onMissed: onMissed)
+    public func subscribe(
+        onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void,
+        onLost: @escaping @Sendable () -> Void
+    ) {
+        let subscriber = ChangeSubscriber(onChange: onChange, onMissed: onMissed, onLost: onLost)
         subscribers.withLock { $0.append(subscriber) }
     }
 

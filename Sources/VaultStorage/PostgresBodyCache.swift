@@ -13,8 +13,10 @@ import VaultCore
 /// What it must also do is leave no erased user's bytes on the node's disk: every change announced for a user (a
 /// save or an erasure, on any node, through the change feed) removes that user's file, a feed that may have missed
 /// announcements removes every file, and the directory is emptied when the node starts. A load that read a body
-/// while an announcement for its user arrived does not keep its file (`admit` compares the user's generation). Files
-/// are not synced: a crash loses nothing the database does not hold, and the next start empties the directory.
+/// while an announcement for its user arrived does not keep its file (`admit` compares the user's generation). While
+/// the feed is deaf (its connection lost, or an engine without `LISTEN`, such as CockroachDB) nothing is kept, since an
+/// erasure elsewhere would go unheard. Files are not synced: a crash loses nothing the database does not hold, and the
+/// next start empties the directory.
 public final class PostgresBodyCache: Sendable {
     /// The version a load found cached for a user, and the user's generation when it looked.
     struct Ticket {
@@ -46,6 +48,8 @@ public final class PostgresBodyCache: Sendable {
     private let budgetBytes: Int
     private let changeTag: @Sendable (StorageKey) -> String
     private let state = Mutex(State())
+    /// Whether the change feed hears announcements: set by `forgetAll` (it listens again), cleared by `feedLost`.
+    private let hearing = Atomic<Bool>(true)
 
     /// Opens the cache directory at `directory` (created owner-only) and removes every file in it; keeps at most
     /// `budgetBytes` of bodies, and names a user as `changeTag` does in the change feed's announcements.
@@ -69,8 +73,19 @@ public final class PostgresBodyCache: Sendable {
         if let removed { files.remove([removed.name]) }
     }
 
-    /// Removes every file (announcements may have been missed).
+    /// Removes every file and keeps none until the feed listens again (`forgetAll`): announcements, erasures among
+    /// them, go unheard meanwhile.
+    public func feedLost() {
+        hearing.store(false, ordering: .releasing)
+        forgetAll(listening: false)
+    }
+
+    /// Removes every file (announcements may have been missed; the feed listens now).
     public func forgetAll() {
+        forgetAll(listening: true)
+    }
+
+    private func forgetAll(listening: Bool) {
         let removed = state.withLock { state -> [Entry] in
             for index in state.generations.indices { state.generations[index] &+= 1 }
             let all = Array(state.entries.values)
@@ -78,6 +93,7 @@ public final class PostgresBodyCache: Sendable {
             return all
         }
         files.remove(removed.map(\.name))
+        if listening { hearing.store(true, ordering: .releasing) }
     }
 
     /// The files held and their bytes (tests).
@@ -109,7 +125,9 @@ public final class PostgresBodyCache: Sendable {
     /// or the body is over a quarter of the budget; evicts the oldest files past the budget. A failed write keeps
     /// nothing and is no error: the load has its bytes.
     func admit(_ body: Data, syncID: UTCTimestamp, ticket: Ticket) {
-        guard body.count <= budgetBytes / 4, takesAnother(body.count), let written = try? files.write(body) else { return }
+        guard hearing.load(ordering: .acquiring), body.count <= budgetBytes / 4, takesAnother(body.count),
+            let written = try? files.write(body)
+        else { return }
         close(written.descriptor)
         let entry = Entry(syncID: syncID, name: written.name, length: body.count)
         let unlinked = state.withLock { state -> [String] in

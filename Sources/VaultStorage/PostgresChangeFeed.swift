@@ -70,8 +70,11 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
         }
     }
 
-    public func subscribe(onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void) {
-        let subscriber = ChangeSubscriber(onChange: onChange, onMissed: onMissed)
+    public func subscribe(
+        onChange: @escaping @Sendable (String) -> Void, onMissed: @escaping @Sendable () -> Void,
+        onLost: @escaping @Sendable () -> Void
+    ) {
+        let subscriber = ChangeSubscriber(onChange: onChange, onMissed: onMissed, onLost: onLost)
         subscribers.withLock { $0.append(subscriber) }
     }
 
@@ -96,6 +99,7 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
                 try relay(from: connection)
             } catch {
                 listening.store(false, ordering: .releasing)
+                for subscriber in subscribers.withLock({ $0 }) { subscriber.onLost() }
                 if waitForStop(seconds: backoffSeconds) { return }
                 backoffSeconds = min(backoffSeconds * 2, 2)
             }

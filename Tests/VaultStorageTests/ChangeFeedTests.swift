@@ -38,6 +38,18 @@ import VaultTestSupport
         #expect(recorder.growth < 256)
     }
 
+    /// A node's body cache keeps nothing while its feed cannot hear erasures elsewhere: the feed must say so.
+    @Test func aPostgresFeedThatCannotListenTellsItsSubscribers() async throws {
+        // Port 1 on loopback refuses at once: every attempt to listen fails.
+        let feed = PostgresChangeFeed(url: "postgresql://walletvault@127.0.0.1:1/walletvault?connect_timeout=2")
+        defer { feed.stop() }
+        let lost = DepthRecorder()
+        feed.subscribe(onChange: { _ in }, onMissed: {}, onLost: { lost.record() })
+        let told = try await eventually { lost.count > 0 }
+        #expect(told, "the subscribers were never told the feed is deaf")
+        #expect(!feed.isListening)
+    }
+
     @Test(.enabled(if: TestPostgres.enabled, TestPostgres.skipMessage))
     func thePostgresFeedCallsItsSubscriberAtOneDepthAfterThousandsOfNotifications() async throws {
         let feed = PostgresChangeFeed(url: try TestPostgres.requireURL())

@@ -148,6 +148,23 @@ struct PostgresBodyCacheTests {
         #expect(fileNames().isEmpty)
     }
 
+    @Test func whileTheFeedIsDeafNothingIsKeptAndListeningAgainStartsFromEmpty() throws {
+        let bodyCache = try cache()
+        bodyCache.admit(
+            SQLiteBodyFileTests.body("before"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1),
+            ticket: bodyCache.ticket(for: freshKey()))
+        #expect(fileNames().count == 1)
+        bodyCache.feedLost()
+        #expect(fileNames().isEmpty)
+        bodyCache.admit(
+            SQLiteBodyFileTests.body("deaf"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1), ticket: bodyCache.ticket(for: key))
+        #expect(fileNames().isEmpty, "a body was kept while an erasure elsewhere would have gone unheard")
+        bodyCache.forgetAll()
+        bodyCache.admit(
+            SQLiteBodyFileTests.body("heard"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1), ticket: bodyCache.ticket(for: key))
+        #expect(fileNames().count == 1)
+    }
+
     @Test func missedAnnouncementsEmptyTheCache() throws {
         let bodyCache = try cache()
         for index in 0..<5 {
