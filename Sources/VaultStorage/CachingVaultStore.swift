@@ -16,9 +16,8 @@ public final class CachingVaultStore: VaultStore {
 
     private struct State {
         var entries: [StorageKey: Entry] = [:]
-        /// Keys in the order they were admitted, oldest from `head` on; may hold keys already gone, skipped on eviction.
-        var queue: [StorageKey] = []
-        var head = 0
+        /// Keys in the order they were admitted; may hold keys already gone, skipped on eviction.
+        var order = AdmissionOrder<StorageKey>()
         var bytes = 0
     }
 
@@ -119,31 +118,21 @@ public final class CachingVaultStore: VaultStore {
                 state.bytes -= old.vault.byteCount
                 state.entries[key]?.referenced = old.referenced
             } else {
-                state.queue.append(key)
+                state.order.append(key)
             }
             state.bytes += vault.byteCount
-            while state.bytes > budgetBytes, state.head < state.queue.count {
-                let victim = state.queue[state.head]
-                state.head += 1
+            while state.bytes > budgetBytes, let victim = state.order.takeOldest() {
                 guard let entry = state.entries[victim] else { continue }  // forgotten since it was queued
                 if entry.referenced {
                     state.entries[victim]?.referenced = false
-                    state.queue.append(victim)
+                    state.order.append(victim)
                 } else {
                     state.entries[victim] = nil
                     state.bytes -= entry.vault.byteCount
                 }
             }
-            // Keys forgotten and admitted again leave stale copies behind: keep the queue near the live entries.
-            if state.head > 1024, state.head * 2 > state.queue.count {
-                state.queue.removeFirst(state.head)
-                state.head = 0
-            }
-            if state.queue.count > 2 * state.entries.count + 1024 {
-                var seen = Set<StorageKey>()
-                state.queue = state.queue[state.head...].filter { state.entries[$0] != nil && seen.insert($0).inserted }
-                state.head = 0
-            }
+            let entries = state.entries
+            state.order.compact(liveCount: entries.count) { entries[$0] != nil }
         }
     }
 }

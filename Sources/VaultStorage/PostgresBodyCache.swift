@@ -33,9 +33,8 @@ public final class PostgresBodyCache: Sendable {
 
     private struct State {
         var entries: [String: Entry] = [:]
-        /// Tags in the order their files were admitted, oldest from `head` on; stale tags are skipped when evicting.
-        var queue: [String] = []
-        var head = 0
+        /// Tags in the order their files were admitted; stale tags are skipped when evicting.
+        var order = AdmissionOrder<String>()
         var bytes = 0
         /// Bodies refused admission since the cache was last below its budget (`admit` keeps one in eight then).
         var refusedWhileFull = 0
@@ -101,11 +100,10 @@ public final class PostgresBodyCache: Sendable {
         state.withLock { ($0.entries.count, $0.bytes) }
     }
 
-    /// The directory's path (tests).
-    var path: String { files.path }
-
-    /// The tag the change feed names `key`'s user by.
-    func tag(of key: StorageKey) -> String { changeTag(key) }
+    /// Removes `key`'s file (this node erased the user).
+    func forget(_ key: StorageKey) {
+        forget(tag: changeTag(key))
+    }
 
     /// What is cached for `key` now; taken before the query whose answer `admit` may keep.
     func ticket(for key: StorageKey) -> Ticket {
@@ -135,23 +133,13 @@ public final class PostgresBodyCache: Sendable {
             // Two loads of a user's new version both read its body: the later one keeps its own file.
             var unlinked = Self.remove(ticket.tag, from: &state).map { [$0.name] } ?? []
             state.entries[ticket.tag] = entry
-            state.queue.append(ticket.tag)
+            state.order.append(ticket.tag)
             state.bytes += entry.length
-            while state.bytes > budgetBytes, state.head < state.queue.count {
-                let victim = state.queue[state.head]
-                state.head += 1
+            while state.bytes > budgetBytes, let victim = state.order.takeOldest() {
                 if let evicted = Self.remove(victim, from: &state) { unlinked.append(evicted.name) }
             }
-            // Users admitted again leave their older places behind: keep the queue near the live entries.
-            if state.queue.count - state.head > 2 * state.entries.count + 1024 {
-                var seen = Set<String>()
-                state.queue = state.queue[state.head...].reversed().filter { state.entries[$0] != nil && seen.insert($0).inserted }
-                    .reversed()
-                state.head = 0
-            } else if state.head > 1024, state.head * 2 > state.queue.count {
-                state.queue.removeFirst(state.head)
-                state.head = 0
-            }
+            let entries = state.entries
+            state.order.compact(liveCount: entries.count) { entries[$0] != nil }
             return unlinked
         }
         files.remove(unlinked)

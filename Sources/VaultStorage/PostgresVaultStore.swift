@@ -64,11 +64,7 @@ public final class PostgresVaultStore: VaultStore {
     }
 
     public func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        guard let bodyCache else {
-            return try pool.withConnection { connection throws(StoreError) in
-                try Self.storedVault(connection.query(.loadCurrent, [.bytes(key.bytes)]))
-            }
-        }
+        guard let bodyCache else { return try loadCurrent(key) }
         let ticket = bodyCache.ticket(for: key)
         let cachedSyncID = ticket.cached?.syncID.millisecondsSinceEpoch ?? -1
         let result = try pool.withConnection { connection throws(StoreError) in
@@ -76,18 +72,19 @@ public final class PostgresVaultStore: VaultStore {
         }
         guard result.rowCount > 0 else { return nil }
         let syncID = UTCTimestamp(millisecondsSinceEpoch: try result.integer(0, 0))
-        let updatedUtc = result.text(0, 1) ?? ""
-        let hint = result.text(0, 2)
         guard result.isNull(0, 3) else {
-            let body = result.bytes(0, 3)
-            bodyCache.admit(body, syncID: syncID, ticket: ticket)
-            return StoredVault(syncID: syncID, updatedUtc: updatedUtc, hint: hint, body: body)
+            let vault = try Self.storedVault(result)
+            if let vault { bodyCache.admit(vault.body, syncID: syncID, ticket: ticket) }
+            return vault
         }
         // The newest row is the version cached; its file is gone only if an announcement removed it since.
-        if let file = try bodyCache.open(ticket) {
-            return StoredVault(syncID: syncID, updatedUtc: updatedUtc, hint: hint, content: .file(file))
-        }
-        return try pool.withConnection { connection throws(StoreError) in
+        guard let file = try bodyCache.open(ticket) else { return try loadCurrent(key) }
+        return StoredVault(syncID: syncID, updatedUtc: result.text(0, 1) ?? "", hint: result.text(0, 2), content: .file(file))
+    }
+
+    /// The user's newest version with its body, from the database.
+    private func loadCurrent(_ key: StorageKey) throws(StoreError) -> StoredVault? {
+        try pool.withConnection { connection throws(StoreError) in
             try Self.storedVault(connection.query(.loadCurrent, [.bytes(key.bytes)]))
         }
     }
@@ -145,7 +142,7 @@ public final class PostgresVaultStore: VaultStore {
                 }
                 _ = try connection.pipeline([.statement(.deleteVersions, [user]), .control("COMMIT")])
                 // Every node's cache hears of it through the change feed; this node's need not wait for that.
-                if let bodyCache { bodyCache.forget(tag: bodyCache.tag(of: key)) }
+                bodyCache?.forget(key)
                 return .erased
             } catch {
                 connection.rollBackIfInTransaction()
