@@ -55,7 +55,7 @@ public enum PublicJWK: Sendable, Equatable {
             guard n.first != 0, e.first != 0 else {
                 throw VaultEnvelopeError(.malformed, "\(path).n and \(path).e must have no leading zero bytes")
             }
-            let bits = n.count * 8 - n[n.startIndex].leadingZeroBitCount
+            let bits = Self.bitLength(n)
             guard bits <= Self.maximumRSABits else {
                 throw VaultEnvelopeError(.malformed, "\(path) is an RSA key above \(Self.maximumRSABits) bits")
             }
@@ -76,10 +76,15 @@ public enum PublicJWK: Sendable, Equatable {
         case .p256:
             return (try? p256Key(path: "jwk")) != nil
         case .rsa(let n, let e):
-            guard let top = n.first, top != 0, e.first != nil, e.first != 0 else { return false }
-            let bits = n.count * 8 - top.leadingZeroBitCount
-            return (Self.minimumRSABits...Self.maximumRSABits).contains(bits)
+            guard n.first.map({ $0 != 0 }) == true, e.first.map({ $0 != 0 }) == true else { return false }
+            return (Self.minimumRSABits...Self.maximumRSABits).contains(Self.bitLength(n))
         }
+    }
+
+    /// The position of the highest set bit of an unsigned big-endian integer (FORMAT.md §4.1's "bits").
+    static func bitLength(_ integer: Data) -> Int {
+        guard let top = integer.firstIndex(where: { $0 != 0 }) else { return 0 }
+        return (integer.endIndex - top) * 8 - integer[top].leadingZeroBitCount
     }
 
     /// The JWK as JSON members in the lexicographic order RFC 7638 uses for thumbprints.
@@ -112,11 +117,20 @@ public enum PublicJWK: Sendable, Equatable {
         }
     }
 
-    /// The RSA key this JWK describes.
+    /// The RSA key this JWK describes, if a writer may wrap to it (FORMAT.md §4.1).
     ///
-    /// - Throws: `VaultEnvelopeError` `.malformed` if this is not an RSA JWK, `.weakParameters` below 2048 bits.
+    /// Beyond the platform's import, `e` must be below `n`, and of at most 64 bits when `n` has more than 3072: the
+    /// limits Java's RSA `KeyFactory` sets, so the Kotlin library refuses no key this SDK wraps to.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.malformed` if this is not an RSA JWK or not a usable key, `.weakParameters`
+    ///   below 2048 bits.
     func rsaKey(path: String) throws(VaultEnvelopeError) -> RSA.Encryption.PublicKey {
         guard case .rsa(let n, let e) = self else { throw VaultEnvelopeError(.malformed, "\(path) must be an RSA key") }
+        let exponentBits = Self.bitLength(e)
+        let exponentBelowModulus = e.count < n.count || (e.count == n.count && e.lexicographicallyPrecedes(n))
+        guard exponentBelowModulus, Self.bitLength(n) <= 3072 || exponentBits <= 64 else {
+            throw VaultEnvelopeError(.malformed, "\(path) is not a usable RSA public key: its exponent is too large")
+        }
         do {
             return try RSA.Encryption.PublicKey(modulus: n, exponent: e)
         } catch let error as CryptoError where error.code == .weakParameters {

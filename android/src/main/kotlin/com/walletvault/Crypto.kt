@@ -180,13 +180,66 @@ internal object Crypto {
     /** OAEP with SHA-256 and MGF1-SHA-1: what `OAEPWithSHA-256AndMGF1Padding` means on Java; seed-form entries only. */
     val oaepSha256Mgf1Sha1 = OAEPParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA1, PSource.PSpecified.DEFAULT)
 
-    fun rsaPublicKey(n: ByteArray, e: ByteArray): PublicKey =
-        KeyFactory.getInstance("RSA").generatePublic(RSAPublicKeySpec(BigInteger(1, n), BigInteger(1, e)))
+    /**
+     * The RSA key [n] and [e] name, if a writer may wrap to it (FORMAT.md §4.1): the rules of OpenSSL's public-key
+     * check, which the Swift SDK applies (`n` odd, neither a prime nor a prime power, no prime factor below 752; `e`
+     * odd and above 1), and the limits of Java's `KeyFactory`, which the Swift SDK applies too (`e` below `n`, of at
+     * most 64 bits when `n` has more than 3072). Throws `malformed` for any other key, never a `java.security` error.
+     */
+    fun rsaPublicKey(n: ByteArray, e: ByteArray, path: String): PublicKey {
+        val modulus = BigInteger(1, n)
+        val exponent = BigInteger(1, e)
+        val exponentFits = exponent > BigInteger.ONE && exponent < modulus && (modulus.bitLength() <= 3072 || exponent.bitLength() <= 64)
+        if (!exponent.testBit(0) || !exponentFits) throw VaultException.Malformed("$path is not a usable RSA public key: its exponent")
+        if (!modulus.testBit(0) || modulus.gcd(SMALL_ODD_PRIMES) != BigInteger.ONE || modulus.isProbablePrime(64) || isPerfectPower(modulus))
+            throw VaultException.Malformed("$path is not a usable RSA public key: its modulus")
+        return try {
+            KeyFactory.getInstance("RSA").generatePublic(RSAPublicKeySpec(modulus, exponent))
+        } catch (error: GeneralSecurityException) {
+            throw VaultException.Malformed("$path is not a usable RSA public key")
+        }
+    }
 
-    fun rsaEncrypt(key: PublicKey, dek: ByteArray): ByteArray {
+    /** The product of the odd primes below 752: OpenSSL refuses a modulus sharing a factor with it. */
+    private val SMALL_ODD_PRIMES: BigInteger = primesBelow(752).drop(1).fold(BigInteger.ONE) { product, p -> product.multiply(BigInteger.valueOf(p.toLong())) }
+
+    /**
+     * Whether [n], free of prime factors below 752, is r^k for some k ≥ 2: only prime k need trying, and each prime
+     * factor being at least 757 (more than 2^9.5) bounds k by bitLength / 9.
+     */
+    private fun isPerfectPower(n: BigInteger): Boolean =
+        primesBelow(n.bitLength() / 9 + 1).any { k -> integerRoot(n, k).pow(k) == n }
+
+    /** ⌊n^(1/k)⌋ by Newton's iteration from above. */
+    private fun integerRoot(n: BigInteger, k: Int): BigInteger {
+        val kBig = BigInteger.valueOf(k.toLong())
+        var x = BigInteger.ONE.shiftLeft((n.bitLength() + k - 1) / k)
+        while (true) {
+            val next = x.multiply(kBig.subtract(BigInteger.ONE)).add(n.divide(x.pow(k - 1))).divide(kBig)
+            if (next >= x) return x
+            x = next
+        }
+    }
+
+    private fun primesBelow(limit: Int): List<Int> {
+        val composite = BooleanArray(maxOf(limit, 2))
+        val primes = ArrayList<Int>()
+        for (candidate in 2 until limit) {
+            if (composite[candidate]) continue
+            primes.add(candidate)
+            var multiple = candidate.toLong() * candidate
+            while (multiple < limit) { composite[multiple.toInt()] = true; multiple += candidate }
+        }
+        return primes
+    }
+
+    /** RSAES-OAEP-256 of [dek]; throws `cryptoFailure` if the provider refuses. */
+    fun rsaEncrypt(key: PublicKey, dek: ByteArray): ByteArray = try {
         val cipher = Cipher.getInstance("RSA/ECB/OAEPPadding")
         cipher.init(Cipher.ENCRYPT_MODE, key, oaepSha256)
-        return cipher.doFinal(dek)
+        cipher.doFinal(dek)
+    } catch (error: GeneralSecurityException) {
+        throw VaultException.CryptoFailure("RSA-OAEP-256 wrap failed", error)
     }
 
     /** Unsigned big-endian without leading zero bytes, as JWK writes `n` and `e`. */

@@ -274,7 +274,7 @@ class PublicKeyRecipient(val publicKey: PublicJwk) : KeyWrapping {
         is PublicJwk.Rsa -> {
             val bits = java.math.BigInteger(1, key.n).bitLength()
             if (bits < PublicJwk.RSA_MIN_BITS) throw VaultException.WeakParameters("an RSA key of $bits bits; at least ${PublicJwk.RSA_MIN_BITS} are required")
-            WrappedKey(kekId, Crypto.rsaEncrypt(Crypto.rsaPublicKey(key.n, key.e), dek), Scheme.RsaOaep256(key))
+            WrappedKey(kekId, Crypto.rsaEncrypt(Crypto.rsaPublicKey(key.n, key.e, "jwk"), dek), Scheme.RsaOaep256(key))
         }
         is PublicJwk.P256 -> {
             val recipient = Crypto.p256PublicKey(key.x, key.y, "jwk")

@@ -137,7 +137,7 @@ class ReaderRulesTest {
         val dek = Crypto.randomBytes(32)
         // What an Android app writing the seed's code produces: no OAEPParameterSpec, so MGF1-SHA-1.
         val cipher = Cipher.getInstance("RSA/ECB/OAEPWithSHA-256AndMGF1Padding")
-        cipher.init(Cipher.ENCRYPT_MODE, Crypto.rsaPublicKey(rsa.recipient.publicKey.let { (it as PublicJwk.Rsa).n }, (rsa.recipient.publicKey as PublicJwk.Rsa).e))
+        cipher.init(Cipher.ENCRYPT_MODE, Crypto.rsaPublicKey(rsa.recipient.publicKey.let { (it as PublicJwk.Rsa).n }, (rsa.recipient.publicKey as PublicJwk.Rsa).e, "jwk"))
         val sha1Mgf = cipher.doFinal(dek)
         val seed = VaultSealer(InMemoryCounterStore()).sealSeedForm(TestSupport.plaintext, dek, listOf(WrappedKey(rsa.kekId, sha1Mgf, Scheme.Seed)))
         TestSupport.assertBytes(dek, runSuspending { rsa.unwrap(VaultEnvelope.parse(seed).entries.single()) })
