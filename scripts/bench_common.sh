@@ -63,12 +63,13 @@ end
 LUA
 }
 
-write_done_lua() { # file -> the end of every wrk script here: each thread seeds its own random sequence and
-  # starts its `counter` at its id (a warm walk steps it), and done() prints the RESULT line measure() reads
+write_done_lua() { # file -> the end of every wrk script here: each thread seeds its own random sequence, starts
+  # its `counter` at its id (a warm walk steps it) and runs the script's prepare() if it has one, and done() prints
+  # the RESULT line measure() reads
   cat >"$1" <<'LUA'
 local next_id = 0
 setup = function(thread) thread:set("id", next_id); next_id = next_id + 1 end
-init = function(args) math.randomseed(os.time() * 1000 + id); counter = id end
+init = function(args) math.randomseed(os.time() * 1000 + id); counter = id; if prepare then prepare() end end
 LUA
   wrk_done_lua >>"$1"
 }
@@ -78,13 +79,15 @@ measure() { # url script seconds -> "rate p99 non2xx socket_errors"
 }
 
 write_random_load_lua() { # file users -> a wrk script loading (D3) a random user of `$work/tokens.lua` per request,
-  # ending in `$work/done.lua` (write_done_lua)
+  # ending in `$work/done.lua` (write_done_lua). Each user's request is built once, in init() (prepare), as the mint
+  # and save scripts build theirs and wrk's SCRIPTING guide advises: building it in request() cost wrk 8-13 µs per
+  # load of the two cores the server shares with it (docs/PERFORMANCE.md, "Loads from body files").
   { cat "$work/tokens.lua"; echo "local n = $2"; cat <<'LUA'
-local headers = {}
-request = function()
-  headers["Authorization"] = "Bearer " .. tokens[math.random(n)]
-  return wrk.format("GET", "/wallet-backup.ashx?action=load", headers)
+local requests = {}
+prepare = function()
+  for i = 1, n do requests[i] = wrk.format("GET", "/wallet-backup.ashx?action=load", {["Authorization"] = "Bearer " .. tokens[i]}) end
 end
+request = function() return requests[math.random(n)] end
 LUA
     cat "$work/done.lua"; } >"$1"
 }

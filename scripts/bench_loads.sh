@@ -51,12 +51,14 @@ write_done_lua "$work/done.lua"
 server_lua() { # users mode(random|warm) -> script path
   local script="$work/server-$1-$2.lua"
   { cat "$work/tokens.lua"; echo "local n, mode = $1, \"$2\""; cat <<'LUA'
-local headers = {}
+local requests = {}
+-- Each request is built once, in init() (write_done_lua calls prepare), for the server and nginx alike.
+prepare = function()
+  for i = 1, n do requests[i] = wrk.format("GET", "/wallet-backup.ashx?action=load", {["Authorization"] = "Bearer " .. tokens[i]}) end
+end
 request = function()
-  local pick
-  if mode == "warm" then counter = counter + 2; pick = counter % n + 1 else pick = math.random(n) end
-  headers["Authorization"] = "Bearer " .. tokens[pick]
-  return wrk.format("GET", "/wallet-backup.ashx?action=load", headers)
+  if mode == "warm" then counter = counter + 2; return requests[counter % n + 1] end
+  return requests[math.random(n)]
 end
 LUA
     cat "$work/done.lua"; } >"$script"
@@ -65,10 +67,13 @@ LUA
 nginx_lua() { # files mode -> script path
   local script="$work/nginx-$1-$2.lua"
   { echo "local n, mode = $1, \"$2\""; cat <<'LUA'
+local requests = {}
+prepare = function()
+  for i = 1, n do requests[i] = wrk.format("GET", "/" .. (i - 1) .. ".json") end
+end
 request = function()
-  local pick
-  if mode == "warm" then counter = counter + 2; pick = counter % n else pick = math.random(n) - 1 end
-  return wrk.format("GET", "/" .. pick .. ".json")
+  if mode == "warm" then counter = counter + 2; return requests[counter % n + 1] end
+  return requests[math.random(n)]
 end
 LUA
     cat "$work/done.lua"; } >"$script"

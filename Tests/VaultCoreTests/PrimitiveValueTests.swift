@@ -82,6 +82,19 @@ import VaultCore
         #expect(UTCTimestamp(rfc3339: "2024-02-29T23:59:59.999+00:00")?.description == "2024-02-29T23:59:59.999Z")
         #expect(UTCTimestamp(rfc3339: "2000-03-01t00:00:00z")?.millisecondsSinceEpoch == 951_868_800_000)
         #expect(UTCTimestamp(millisecondsSinceEpoch: -1).description == "1969-12-31T23:59:59.999Z")
+        #expect(UTCTimestamp(millisecondsSinceEpoch: -62_135_596_800_000).description == "0001-01-01T00:00:00.000Z")
+        #expect(UTCTimestamp(millisecondsSinceEpoch: 253_402_300_800_000).description == "10000-01-01T00:00:00.000Z")
+        #expect(UTCTimestamp(millisecondsSinceEpoch: -62_167_219_200_001).description == "-0001-12-31T23:59:59.999Z")
+    }
+
+    @Test func everyPrintedInstantOfYearsOneTo9999ReadsBackAsItself() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let instant = UTCTimestamp(
+                millisecondsSinceEpoch: Int64.random(in: -62_135_596_800_000..<253_402_300_800_000, using: &generator))
+            let text = instant.description
+            #expect(text.utf8.count == 24 && UTCTimestamp(rfc3339: text) == instant, "\(text)")
+        }
     }
 
     @Test func refusesNonUTCAndNonsense() {
