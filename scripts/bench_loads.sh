@@ -48,35 +48,33 @@ start_server() { # database [server options...]
 # wrk scripts. done() prints: successful requests/s (non-2xx/3xx excluded), p99 ms, non-2xx/3xx count, socket errors.
 # Each thread seeds its own random sequence; `warm` walks every item in order instead (threads interleaved).
 write_done_lua "$work/done.lua"
-server_lua() { # users mode(random|warm) -> script path
-  local script="$work/server-$1-$2.lua"
-  { cat "$work/tokens.lua"; echo "local n, mode = $1, \"$2\""; cat <<'LUA'
-local requests = {}
--- Each request is built once, in init() (write_done_lua calls prepare), for the server and nginx alike.
-prepare = function()
-  for i = 1, n do requests[i] = wrk.format("GET", "/wallet-backup.ashx?action=load", {["Authorization"] = "Bearer " .. tokens[i]}) end
-end
+# What the server's and nginx's scripts share: each request is built once, in init() (their prepare(), which
+# write_done_lua's init calls), and request() hands out the next one of a warm walk or a random one.
+cat >"$work/pick.lua" <<'LUA'
+requests = {}
 request = function()
   if mode == "warm" then counter = counter + 2; return requests[counter % n + 1] end
   return requests[math.random(n)]
 end
 LUA
-    cat "$work/done.lua"; } >"$script"
+server_lua() { # users mode(random|warm) -> script path
+  local script="$work/server-$1-$2.lua"
+  { cat "$work/tokens.lua"; echo "local n, mode = $1, \"$2\""; cat <<'LUA'
+prepare = function()
+  for i = 1, n do requests[i] = wrk.format("GET", "/wallet-backup.ashx?action=load", {["Authorization"] = "Bearer " .. tokens[i]}) end
+end
+LUA
+    cat "$work/pick.lua" "$work/done.lua"; } >"$script"
   echo "$script"
 }
 nginx_lua() { # files mode -> script path
   local script="$work/nginx-$1-$2.lua"
   { echo "local n, mode = $1, \"$2\""; cat <<'LUA'
-local requests = {}
 prepare = function()
   for i = 1, n do requests[i] = wrk.format("GET", "/" .. (i - 1) .. ".json") end
 end
-request = function()
-  if mode == "warm" then counter = counter + 2; return requests[counter % n + 1] end
-  return requests[math.random(n)]
-end
 LUA
-    cat "$work/done.lua"; } >"$script"
+    cat "$work/pick.lua" "$work/done.lua"; } >"$script"
   echo "$script"
 }
 # CPU time (user + system, clock ticks) of processes, and per request: on a shared machine the CPU a request costs

@@ -76,7 +76,7 @@ public enum PublicJWK: Sendable, Equatable {
         case .p256:
             return (try? p256Key(path: "jwk")) != nil
         case .rsa(let n, let e):
-            guard n.first.map({ $0 != 0 }) == true, e.first.map({ $0 != 0 }) == true else { return false }
+            guard (n.first ?? 0) != 0, (e.first ?? 0) != 0 else { return false }
             return (Self.minimumRSABits...Self.maximumRSABits).contains(Self.bitLength(n))
         }
     }
@@ -126,9 +126,8 @@ public enum PublicJWK: Sendable, Equatable {
     ///   below 2048 bits.
     func rsaKey(path: String) throws(VaultEnvelopeError) -> RSA.Encryption.PublicKey {
         guard case .rsa(let n, let e) = self else { throw VaultEnvelopeError(.malformed, "\(path) must be an RSA key") }
-        let exponentBits = Self.bitLength(e)
         let exponentBelowModulus = e.count < n.count || (e.count == n.count && e.lexicographicallyPrecedes(n))
-        guard exponentBelowModulus, Self.bitLength(n) <= 3072 || exponentBits <= 64 else {
+        guard exponentBelowModulus, Self.bitLength(n) <= 3072 || Self.bitLength(e) <= 64 else {
             throw VaultEnvelopeError(.malformed, "\(path) is not a usable RSA public key: its exponent is too large")
         }
         do {

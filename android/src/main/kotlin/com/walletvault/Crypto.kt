@@ -200,15 +200,18 @@ internal object Crypto {
         }
     }
 
+    /** The primes below 1821: the exponents a perfect power of an RSA modulus of up to 16 384 bits could have. */
+    private val PRIMES: List<Int> = primesBelow(16384 / 9 + 1)
+
     /** The product of the odd primes below 752: OpenSSL refuses a modulus sharing a factor with it. */
-    private val SMALL_ODD_PRIMES: BigInteger = primesBelow(752).drop(1).fold(BigInteger.ONE) { product, p -> product.multiply(BigInteger.valueOf(p.toLong())) }
+    private val SMALL_ODD_PRIMES: BigInteger = PRIMES.filter { it in 3 until 752 }.fold(BigInteger.ONE) { product, p -> product.multiply(BigInteger.valueOf(p.toLong())) }
 
     /**
      * Whether [n], free of prime factors below 752, is r^k for some k ≥ 2: only prime k need trying, and each prime
      * factor being at least 757 (more than 2^9.5) bounds k by bitLength / 9.
      */
     private fun isPerfectPower(n: BigInteger): Boolean =
-        primesBelow(n.bitLength() / 9 + 1).any { k -> integerRoot(n, k).pow(k) == n }
+        PRIMES.asSequence().takeWhile { it <= n.bitLength() / 9 }.any { k -> integerRoot(n, k).pow(k) == n }
 
     /** ⌊n^(1/k)⌋ by Newton's iteration from above. */
     private fun integerRoot(n: BigInteger, k: Int): BigInteger {
