@@ -42,7 +42,7 @@ class MainSafetyTest {
             loop.holdLoads(HOLD_MILLIS)
             val outcome = runBlocking {
                 val call = async(Dispatchers.Default) { phone.engine.sync() }
-                assertTrue(loop.loadHeld.await(5, TimeUnit.SECONDS), "the sync reached the server")
+                assertTrue(loop.loadHeld.await(30, TimeUnit.SECONDS), "the sync reached the server")
                 delay(100)
                 call.cancel()
                 try { "returned ${call.await()}" } catch (e: CancellationException) { "cancelled" }

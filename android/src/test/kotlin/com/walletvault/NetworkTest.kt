@@ -6,10 +6,12 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Assertions.fail
 import org.junit.jupiter.api.Test
 import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
@@ -114,21 +116,30 @@ class NetworkTest {
 
     @Test
     fun cancellationStopsRetriesAndSleeps() {
-        val real = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, server, SystemWalletClock), server, SystemWalletClock,
+        // The cancel comes once the first retry wait has begun, not after a fixed time: with full jitter two waits
+        // could both be short, and a starved CI machine could not have sent the first attempt within any fixed time.
+        val sleeping = CompletableDeferred<Long>()
+        val clock = object : WalletClock {
+            override fun nowMillis() = SystemWalletClock.nowMillis()
+            override suspend fun sleep(millis: Long) {
+                sleeping.complete(millis)
+                SystemWalletClock.sleep(600_000) // longer than the test: the jittered wait the policy asks for may be 0
+            }
+        }
+        val real = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, server, SystemWalletClock), server, clock,
             RetryPolicy(maxAttempts = 10, baseDelayMillis = 2_000, maxDelayMillis = 2_000))
         runSuspending { real.save(blob) }
         server.failNext = 1000
         val outcome = runBlocking {
             val call = async(Dispatchers.Default) { real.load() }
-            delay(300)
+            withTimeout(10_000) { sleeping.await() }
             call.cancel()
             try { call.await(); "returned" } catch (e: CancellationException) { "cancelled" }
         }
         assertEquals("cancelled", outcome)
-        val attempts = server.requests.count { it.url.contains("action=load") }
-        assertTrue(attempts in 1..2, "$attempts attempts in 300 ms with waits of up to 2 s")
+        assertEquals(1, server.requests.count { it.url.contains("action=load") }, "one attempt before the first wait")
         Thread.sleep(300)
-        assertEquals(attempts, server.requests.count { it.url.contains("action=load") }, "no attempt after cancellation")
+        assertEquals(1, server.requests.count { it.url.contains("action=load") }, "no attempt after cancellation")
     }
 
     @Test
@@ -161,12 +172,16 @@ class NetworkTest {
     fun cancellingDisconnectsAHungRequest() {
         // A server that accepts and never answers: only cancellation ends the wait (the read timeout is 30 s).
         val socket = java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))
-        val accepted = ArrayList<java.net.Socket>()
-        val thread = Thread { try { accepted.add(socket.accept()) } catch (e: java.io.IOException) {} }
+        val accepted = java.util.concurrent.ConcurrentLinkedQueue<java.net.Socket>()
+        val connected = CountDownLatch(1)
+        val thread = Thread { try { accepted.add(socket.accept()); connected.countDown() } catch (e: java.io.IOException) {} }
         thread.start()
         val outcome = runBlocking {
             val call = async(Dispatchers.Default) { UrlConnectionTransport().send(HttpRequest("GET", "http://127.0.0.1:${socket.localPort}/x", emptyMap(), null)) }
-            delay(300)
+            // Cancelled once connected (a fixed delay could end before a starved machine connects), then a little later
+            // so that the request is most likely being read.
+            assertTrue(connected.await(10, TimeUnit.SECONDS), "the request reached the server")
+            delay(100)
             call.cancel()
             try { call.await(); "answered" } catch (e: CancellationException) { "cancelled" }
         }
