@@ -78,6 +78,32 @@ measure() { # url script seconds -> "rate p99 non2xx socket_errors"
   wrk -t2 -c"$CONNECTIONS" -d"${3}s" -s "$2" "$1" | awk '/^RESULT/ {print $2, $3, $4, $5}'
 }
 
+# One pass of the server and one of its anchor can fall in different minutes of a shared two-core machine's speed
+# (nginx's rate moved 39% between two runs a minute apart, docs/PERFORMANCE.md): this measures them in turn ROUNDS
+# times, the order swapped each round (A B, B A, A B, ...), and prints the medians of each side's rate and p99, the
+# median of the rounds' ratios A/B, and each side's summed non-2xx and socket errors, as "rate_a p99_a rate_b p99_b
+# ratio bad_a err_a bad_b err_b". Each round goes to stderr, prefixed by `label`.
+measure_alternating() { # label rounds url_a script_a url_b script_b seconds
+  local label=$1 rounds=$2 ua=$3 sa=$4 ub=$5 sb=$6 seconds=$7 round a b rounds_out=""
+  for round in $(seq "$rounds"); do
+    if [ $((round % 2)) = 1 ]; then
+      a=$(measure "$ua" "$sa" "$seconds"); b=$(measure "$ub" "$sb" "$seconds")
+    else
+      b=$(measure "$ub" "$sb" "$seconds"); a=$(measure "$ua" "$sa" "$seconds")
+    fi
+    echo "$label round $round: $a | $b" >&2
+    rounds_out="$rounds_out$a $b"$'\n'
+  done
+  printf '%s' "$rounds_out" | python3 -c '
+import statistics, sys
+rows = [list(map(float, line.split())) for line in sys.stdin if line.strip()]
+column = lambda i: [row[i] for row in rows]
+ratios = [row[0] / row[4] if row[4] else 0.0 for row in rows]
+median = statistics.median
+print(median(column(0)), median(column(1)), median(column(4)), median(column(5)), median(ratios),
+      int(sum(column(2))), int(sum(column(3))), int(sum(column(6))), int(sum(column(7))))'
+}
+
 write_random_load_lua() { # file users -> a wrk script loading (D3) a random user of `$work/tokens.lua` per request,
   # ending in `$work/done.lua` (write_done_lua). Each user's request is built once, in init() (prepare), as the mint
   # and save scripts build theirs and wrk's SCRIPTING guide advises: building it in request() cost wrk 8-13 µs per
