@@ -172,7 +172,7 @@ class NetworkTest {
     fun cancellingDisconnectsAHungRequest() {
         // A server that accepts and never answers: only cancellation ends the wait (the read timeout is 30 s).
         val socket = java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))
-        val accepted = java.util.concurrent.ConcurrentLinkedQueue<java.net.Socket>()
+        val accepted = ArrayList<java.net.Socket>()
         val connected = CountDownLatch(1)
         val thread = Thread { try { accepted.add(socket.accept()); connected.countDown() } catch (e: java.io.IOException) {} }
         thread.start()
