@@ -55,12 +55,18 @@ struct CachingVaultStoreTests {
     }
 }
 
-/// Loads only the base store answers, counted.
+/// Loads only the base store answers, counted; one load or save can be held just after the store answered it.
 private final class CountingStore: VaultStore, @unchecked Sendable {
+    enum Operation { case load, save }
+
     let base: any VaultStore
     /// Hands out loaded bodies in memory, as the PostgreSQL store does, rather than in the SQLite store's files.
     let inMemory: Bool
     var loads = 0
+    /// The next call of this kind signals `answered` once the store answered it, then waits for `proceed`.
+    var holding: Operation?
+    let answered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
 
     init(_ base: any VaultStore, inMemory: Bool = false) {
         self.base = base
@@ -69,12 +75,23 @@ private final class CountingStore: VaultStore, @unchecked Sendable {
     func load(_ key: StorageKey) throws(StoreError) -> StoredVault? {
         loads += 1
         let loaded = try base.load(key)
+        hold(.load)
         guard inMemory, let loaded else { return loaded }
         return StoredVault(syncID: loaded.syncID, updatedUtc: loaded.updatedUtc, hint: loaded.hint, body: loaded.body)
     }
     func load(_ key: StorageKey, syncID: UTCTimestamp) throws(StoreError) -> StoredVault? { try base.load(key, syncID: syncID) }
     func versions(_ key: StorageKey) throws(StoreError) -> [StoredVersion] { try base.versions(key) }
-    func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome { try base.save(request) }
+    func save(_ request: SaveRequest) throws(StoreError) -> SaveOutcome {
+        let outcome = try base.save(request)
+        hold(.save)
+        return outcome
+    }
+    private func hold(_ operation: Operation) {
+        guard holding == operation else { return }
+        holding = nil
+        answered.signal()
+        proceed.wait()
+    }
     func delete(_ key: StorageKey, proof: WriterProof?) throws(StoreError) -> EraseOutcome { try base.delete(key, proof: proof) }
     func checkReachable() throws(StoreError) { try base.checkReachable() }
     func close() { base.close() }
@@ -158,5 +175,90 @@ struct CachingVaultStorePolicyTests {
             #expect(cached.held.bytes <= 2_000)
         }
         for index in 0..<50 { #expect(try cached.load(saver.key(UInt8(index))) == sqlite.load(saver.key(UInt8(index)))) }
+    }
+}
+
+/// A save or load the store answered, held before the cache records it while another write of the key runs: the cache
+/// must then answer what the store holds, not what the held call read or wrote (review of 2026-12-03).
+@Suite("Blob cache: writes and loads that overlap")
+struct CachingVaultStoreOverlapTests {
+    let path = ScratchDirectory.path("cache-overlap", suffix: "sqlite")
+    let saver = CachingVaultStoreTests()
+
+    /// Starts `held` on a thread of its own, lets the store answer it, runs `meanwhile`, then lets `held` finish.
+    private func overlap(
+        _ store: CountingStore, holding operation: CountingStore.Operation, call held: @escaping @Sendable () -> Void,
+        meanwhile: () throws -> Void
+    ) rethrows {
+        store.holding = operation
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            held()
+            finished.signal()
+        }
+        store.answered.wait()
+        defer {
+            store.proceed.signal()
+            finished.wait()
+        }
+        try meanwhile()
+    }
+
+    @Test func aSaveThatCommittedFirstButEndsLastLeavesTheNewerVersion() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let held = CountingStore(sqlite)
+        let cached = CachingVaultStore(base: held)
+        let key = saver.key(1)
+        try overlap(
+            held, holding: .save, call: { _ = try? cached.save(saver.request(key, "older", at: 1000)) },
+            meanwhile: {
+                _ = try cached.save(saver.request(key, "newer", at: 2000))
+            })
+        #expect(try cached.load(key)?.body == Data("newer".utf8))
+        #expect(try cached.load(key)?.syncID == sqlite.load(key)?.syncID)
+    }
+
+    @Test func aSaveThatEndsAfterAnErasureLeavesNothing() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let held = CountingStore(sqlite)
+        let cached = CachingVaultStore(base: held)
+        let key = saver.key(1)
+        try overlap(
+            held, holding: .save, call: { _ = try? cached.save(saver.request(key, "erased", at: 1000)) },
+            meanwhile: {
+                let erased = try cached.delete(key, proof: nil)
+                #expect(erased == .erased)
+            })
+        #expect(try sqlite.load(key) == nil)
+        #expect(try cached.load(key) == nil)
+    }
+
+    @Test func aLoadThatReadTheOlderVersionDoesNotPutItBack() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let key = saver.key(1)
+        _ = try sqlite.save(saver.request(key, "older", at: 1000))
+        let held = CountingStore(sqlite, inMemory: true)
+        let cached = CachingVaultStore(base: held)
+        try overlap(
+            held, holding: .load, call: { _ = try? cached.load(key) },
+            meanwhile: {
+                _ = try cached.save(saver.request(key, "newer", at: 2000))
+            })
+        #expect(try cached.load(key)?.body == Data("newer".utf8))
+    }
+
+    @Test func aLoadThatReadBeforeAnErasureDoesNotPutTheBlobBack() throws {
+        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let key = saver.key(1)
+        _ = try sqlite.save(saver.request(key, "erased", at: 1000))
+        let held = CountingStore(sqlite, inMemory: true)
+        let cached = CachingVaultStore(base: held)
+        try overlap(
+            held, holding: .load, call: { _ = try? cached.load(key) },
+            meanwhile: {
+                let erased = try cached.delete(key, proof: nil)
+                #expect(erased == .erased)
+            })
+        #expect(try cached.load(key) == nil)
     }
 }
