@@ -88,8 +88,12 @@ public struct WalletVaultService: HTTPResponder {
     }
 
     /// A load with `wait` may be held until the user's blob changes.
+    ///
+    /// Only a GET load: anything else with a `wait` would be answered on the connection's thread, which a save or an
+    /// erasure must never block on a disk sync (`waitsOnStorage` sends them to the storage workers).
     public func mayHold(_ request: HTTPRequest) -> Bool {
-        request.path == WirePath.backup && request.query[WireName.wait] != nil
+        request.path == WirePath.backup && request.method == "GET"
+            && request.query[WireName.action] == BackupAction.load.rawValue && request.query[WireName.wait] != nil
     }
 
     public func hold(_ request: HTTPRequest) -> HTTPHoldDecision {
@@ -99,7 +103,7 @@ public struct WalletVaultService: HTTPResponder {
             let decision = try backup.holdLoad(
                 request, notes: notes, hub: longPolls, maxWaitSeconds: maxWaitSeconds, rechecks: rechecks,
                 draining: drain.isRaised
-            ) { [self, user = notes.user] response in
+            ) { [self] response, user in
                 let held = RequestNotes()
                 held.user = user
                 record(request, response: response, bytesIn: 0, notes: held, started: started)

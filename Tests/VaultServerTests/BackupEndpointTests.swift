@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultHTTP
+import VaultServer
 import VaultTestSupport
+import VaultWire
 
 @Suite("D2 save and D3 load")
 struct BackupEndpointTests {
@@ -14,6 +17,36 @@ struct BackupEndpointTests {
 
     func session(sub: String = UUID().uuidString, azp: String = "oem-a", from source: TestIssuer = .shared) async throws -> String {
         try await server.sessionToken(for: source.accessToken(sub: sub, azp: azp))
+    }
+
+    /// Only a GET load is held for its `wait`: a save or an erasure naming `wait` runs where every save runs, on the
+    /// storage workers, and not on the connection thread it would stall for a disk sync (review of 2026-12-03, F2).
+    @Test(arguments: [("POST", "save"), ("POST", "delete"), ("GET", "versions")])
+    func onlyALoadIsHeldForItsWait(_ method: String, _ action: String) {
+        let service = server.service
+        let request = HTTPRequest(method: method, path: WirePath.backup, query: ["action": action, "wait": "0"])
+        #expect(!service.mayHold(request))
+        #expect(service.waitsOnStorage(request) == (method == "POST"))
+        #expect(service.mayHold(HTTPRequest(method: "GET", path: WirePath.backup, query: ["action": "load", "wait": "0"])))
+    }
+
+    /// A held long-poll's log line names its user as every other backup request's does (review of 2026-12-03, F5).
+    @Test func aHeldLongPollIsLoggedWithItsUser() async throws {
+        let token = try await session()
+        let saved = try await server.save(sampleBlob("first"), token: token)
+        let etag = try #require(saved.header("ETag"))
+        let waited = try await server.perform(
+            "GET", "/wallet-backup.ashx?action=load&wait=1", headers: ["Authorization": "Bearer \(token)", "If-None-Match": etag],
+            body: nil)
+        #expect(waited.status == 304)
+        // The held request's line is written once its answer went out, so it may come just after the reply.
+        let backupLines = { server.log().split(separator: "\n").filter { $0.contains(#""route":"/wallet-backup.ashx""#) } }
+        let logged = try await eventually { backupLines().count == 2 }
+        #expect(logged, "two lines for the backup route: the save and the held load")
+        let lines = backupLines()
+        let user = try #require(lines.first.flatMap { $0.firstRange(of: #""user":""#).map { $0.upperBound } })
+        #expect(lines.last?.contains(#""status":304"#) == true)
+        #expect(lines.last?.contains(#""user":""# + lines[0][user...].prefix { $0 != "\"" }) == true)
     }
 
     @Test func savesAndLoadsTheExactBytes() async throws {

@@ -50,18 +50,20 @@ struct BackupEndpoint: Sendable {
 
     /// A load with `wait` (a long-poll): answered now unless the stored version is the one `If-None-Match` names;
     /// then held until a change announced for the user finds a new version on re-reading (200, or 404 after an
-    /// erasure), or `wait` seconds pass (304). `finished` is told the answer of a held request. Anything else on the
+    /// erasure), or `wait` seconds pass (304). `finished` is told the answer of a held request and its user's tag (known only once the request was
+    /// authenticated here, so a caller's notes made before cannot carry it). Anything else on the
     /// path is answered now as `handle` answers it.
     ///
     /// - Throws: `APIError` as `handle` does, `invalid_wait` for a bad `wait`, and `rate_limited` past a cap.
     func holdLoad(
         _ request: HTTPRequest, notes: RequestNotes, hub: LongPollHub, maxWaitSeconds: Int, rechecks: DispatchQueue,
-        draining: Bool, finished: @escaping @Sendable (HTTPResponse) -> Void
+        draining: Bool, finished: @escaping @Sendable (HTTPResponse, _ user: String?) -> Void
     ) throws(APIError) -> HTTPHoldDecision {
         guard request.method == "GET", request.query[WireName.action] == BackupAction.load.rawValue else {
             return .answer(try handle(request, notes: notes))
         }
         let key = try authenticate(request, notes: notes)
+        let user = notes.user
         let seconds = try Self.waitSeconds(request, maximum: maxWaitSeconds)
         let loadNow = { () throws(APIError) -> HTTPResponse in try answering(notes) { try load(request, key: key) } }
         // Without an ETag to compare there is nothing to wait for; at a drain the answer is given at once.
@@ -83,7 +85,7 @@ struct BackupEndpoint: Sendable {
         return .hold(seconds: Double(seconds), fallback: current) { held in
             held.whenAnswered { response in
                 hub.leave(ticket)
-                finished(response)
+                finished(response, user)
             }
             let recheck: @Sendable () -> Void = {
                 rechecks.async {
