@@ -94,6 +94,9 @@ public struct VaultShapeValidator: Sendable {
             guard text.unicodeScalars.count <= maxHintCharacters else {
                 throw VaultShapeError("hint must have at most \(maxHintCharacters) characters")
             }
+            // The hint is stored beside the blob as text: PostgreSQL's text type cannot hold U+0000 (the save failed
+            // on every retry) and SQLite's C-string bind ended the hint there.
+            guard !text.unicodeScalars.contains("\u{0}") else { throw VaultShapeError("hint must not contain U+0000") }
             hint = text
         }
         return VaultBlobHeader(

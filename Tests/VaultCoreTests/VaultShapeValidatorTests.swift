@@ -84,6 +84,8 @@ import VaultJSON
             ("hint must have at most 256 characters", { $0["hint"] = String(repeating: "é", count: 257) }),
             // One grapheme cluster, 5001 code points: counted as code points.
             ("hint must have at most 256 characters", { $0["hint"] = "e" + String(repeating: "\u{301}", count: 5000) }),
+            // PostgreSQL's text cannot hold it (a 500 on every retry) and SQLite's C string ended there.
+            ("hint must not contain U+0000", { $0["hint"] = "a\u{0}b" }),
         ]
         for (expected, edit) in cases {
             #expect(detail(Self.blob(edit)) == expected)

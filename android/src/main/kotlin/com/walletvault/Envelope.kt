@@ -376,6 +376,8 @@ class VaultEnvelope internal constructor(
             top["hint"]?.let { value ->
                 val text = value.string ?: throw VaultException.InvalidShape("hint must be a string")
                 if (text.codePointCount(0, text.length) > MAX_HINT_CHARACTERS) throw VaultException.InvalidShape("hint must have at most $MAX_HINT_CHARACTERS characters")
+                // The server stores the hint as text, which cannot hold U+0000 (FORMAT.md's field table).
+                if (text.indexOf('\u0000') >= 0) throw VaultException.InvalidShape("hint must not contain U+0000")
                 hint = text
             }
             val header = JsonValue.Obj(top.members.filter { it.first != "cipher" && it.first != "iv" && it.first != "tag" })

@@ -178,6 +178,7 @@ class TamperTest {
         TestSupport.expectThrows<VaultException.InvalidShape> { open(edit { it["wrappedDeks"] = JsonValue.Arr(emptyList()) }) }
         TestSupport.expectThrows<VaultException.InvalidShape> { open(edit { it["updatedUtc"] = Json.str("2026-08-12T19:00:00+02:00") }) }
         TestSupport.expectThrows<VaultException.InvalidShape> { open(edit { it["hint"] = Json.str("x".repeat(257)) }) }
+        TestSupport.expectThrows<VaultException.InvalidShape> { open(edit { it["hint"] = Json.str("a\u0000b") }) }
         TestSupport.expectThrows<VaultException.InvalidShape> { open(Crypto.utf8("[]")) }
         TestSupport.expectThrows<VaultException.InvalidJson> { open(Crypto.utf8("{\"v\":1,\"v\":1}")) }
     }
