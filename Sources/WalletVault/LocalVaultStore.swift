@@ -182,12 +182,23 @@ public struct LocalVaultStore: Sendable {
     /// - Throws: `SyncError` `.localStorage`.
     public func saveWorkingCopy(_ document: VaultDocument) throws(SyncError) { try writeDocument(document, to: "working.sealed") }
 
-    /// Stores the last synced copy and the blob it came from.
+    /// Records a version the server holds: `synced` and its `blob` become the merge base, `working` the working copy,
+    /// `record` the bookkeeping; a crash or error part-way leaves a profile whose next sync loses no one's edit.
     ///
-    /// - Throws: `SyncError` `.localStorage`.
-    public func saveSynced(_ document: VaultDocument, blob: Data) throws(SyncError) {
-        try writeDocument(document, to: "synced.sealed")
+    /// Each file is replaced atomically but the four are not one write, so the order is what keeps a part-done
+    /// commit safe. The merge base must never be newer than the working copy: a base that already holds another
+    /// device's items makes the old working copy's lack of them read as deletions, and the next merge drops them.
+    /// So the working copy goes first: it is what the server now holds (plus edits already flagged pending), so a
+    /// next sync under the old record restores the same content or merges it into itself again. The base
+    /// goes before its blob, since the blob alone (the recipients sealed over) is harmless to keep old while the
+    /// record still names the old version. The record goes last: until it names the new version the next sync loads
+    /// that version again and merges or restores it, which the files already written agree with.
+    /// - Throws: `SyncError` `.localStorage` when a file cannot be written (those before it are).
+    public func commitSynced(_ synced: VaultDocument, blob: Data, working: VaultDocument, record: SyncRecord) throws(SyncError) {
+        try saveWorkingCopy(working)
+        try writeDocument(synced, to: "synced.sealed")
         try write(blob, to: "synced.blob")
+        try save(record)
     }
 
     /// The blob last synced (ciphertext, as the server holds it).

@@ -89,11 +89,15 @@ public actor VaultSyncEngine {
     public func edit(_ change: (inout VaultDocument, UTCTimestamp) -> Void) throws(SyncError) {
         guard var document = try store.workingCopy() else { throw SyncError(.noVault, "create or restore a vault first") }
         change(&document, clock.now())
+        // Pending before the edit is written: cut short between the two, a pending flag over an unchanged copy costs
+        // one needless save, while an edit written under no flag would never be saved and be overwritten by a restore.
+        var record = store.syncRecord()
+        if !record.hasLocalEdits {
+            record.hasLocalEdits = true
+            try store.save(record)
+        }
         try store.saveWorkingCopy(document)
         editGeneration &+= 1
-        var record = store.syncRecord()
-        record.hasLocalEdits = true
-        try store.save(record)
     }
 
     /// The sync bookkeeping (last synced version, pending edits, next allowed attempt).
@@ -320,9 +324,9 @@ public actor VaultSyncEngine {
         let document = try decode(opened.plaintext)
         // The edit makes this a merge, which the next round plans.
         guard working.generation == editGeneration else { return nil }
-        try store.saveSynced(document, blob: snapshot.blob)
-        try store.saveWorkingCopy(document)
-        try store.save(LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
+        try store.commitSynced(
+            document, blob: snapshot.blob, working: document,
+            record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
         // Seed §5: the first restore on a device enrolls that device's own key, then saves.
         let device = try keys.deviceKeyCreatingIfNeeded()
         guard !opened.state.entries.contains(where: { $0.kekID == device.kekID }) else { return .restored(version: version) }
@@ -881,20 +885,18 @@ public actor VaultSyncEngine {
     /// in since `working` was read: then that edit is replayed onto it (winning where both changed an item, as the
     /// later change) and stays pending for the next sync.
     private func recordSaved(_ document: VaultDocument, blob: Data, version: String, basedOn working: WorkingRead) throws(SyncError) {
-        try store.saveSynced(document, blob: blob)
-        var record = LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil)
-        if working.generation == editGeneration {
-            try store.saveWorkingCopy(document)
-        } else {
+        var newWorking = document
+        if working.generation != editGeneration {
             let current = try store.workingCopy() ?? document
-            let rebased = ThreeWayMerge.merge(
-                base: working.document ?? VaultDocument(), local: current, remote: document,
-                conflictWinner: .local
-            ).merged
-            try store.saveWorkingCopy(rebased)
-            record.hasLocalEdits = rebased != document
+            newWorking =
+                ThreeWayMerge.merge(
+                    base: working.document ?? VaultDocument(), local: current, remote: document,
+                    conflictWinner: .local
+                ).merged
         }
-        try store.save(record)
+        try store.commitSynced(
+            document, blob: blob, working: newWorking,
+            record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: newWorking != document, nextAttemptAt: nil))
     }
 
     /// The `SyncError` for a refused or failed request: `.removedFromVault` when the server wants a writer proof this
