@@ -119,7 +119,9 @@ public actor VaultSyncEngine {
 
     /// Creates the vault on the server, wrapped for this device's key and the recovery paths given.
     ///
-    /// - Throws: `SyncError` `.server` with `.conflict` when a vault already exists (pair or recover instead).
+    /// A create whose answer was lost is taken as saved when the server holds exactly the blob sent, also when the
+    /// client's resend of it met the 409 its first attempt caused.
+    /// - Throws: `SyncError` `.server` with `.conflict` when another vault already exists (pair or recover instead).
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             let device = try keys.deviceKeyCreatingIfNeeded()
@@ -874,11 +876,32 @@ public actor VaultSyncEngine {
             version = try await backup.save(
                 sealed.blob, precondition: precondition, writer: WriterKeys(basis: sealed.basis, next: sealed.state.identity))
         } catch {
-            throw Self.serverError("saving the vault failed", error)
+            guard precondition == .absent, Self.mayHaveBeenStored(error), let stored = await storedVersion(of: sealed.blob) else {
+                throw Self.serverError("saving the vault failed", error)
+            }
+            version = stored
         }
         try await envelopeCall { try await sealer.markAccepted(sealed) }
         try recordSaved(document, blob: sealed.blob, version: version, basedOn: working)
         return version
+    }
+
+    /// Whether a create that failed with `error` may be on the server all the same: its answer was lost (a network
+    /// error, a 5xx from a proxy after the server stored it), or a resend of it met the 409 its own first attempt
+    /// caused. Only a create needs this: its secret and anchor exist nowhere else, so unless they are recorded here the
+    /// vault on the server is no one's; a lost answer to any other save costs one extra merged version, no more.
+    private static func mayHaveBeenStored(_ error: BackupError) -> Bool {
+        switch error {
+        case .conflict, .transport, .serverUnavailable: true
+        default: false
+        }
+    }
+
+    /// The version the server holds when it holds exactly `blob` (it stores the bytes it was sent); nil otherwise,
+    /// or when that cannot be learnt now.
+    private func storedVersion(of blob: Data) async -> String? {
+        guard case .blob(let snapshot)? = try? await backup.load(), snapshot.blob == blob else { return nil }
+        return snapshot.syncID
     }
 
     /// Records `document` as what the server holds at `version`. The working copy becomes it, unless an edit came

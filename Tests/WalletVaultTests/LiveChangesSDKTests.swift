@@ -113,12 +113,12 @@ struct LiveChangesSDKTests {
     /// Plays `outcomes` to B's long-polls and expects `pauses`; then A's save reaches B, and one more `outcome`
     /// pauses 1 s: a long-poll that ends well starts the backoff over.
     private func expectPauses(
-        _ pauses: [Double], after outcomes: [ScriptedLongPolls.Outcome], thenOnce outcome: ScriptedLongPolls.Outcome
+        _ pauses: [Double], after outcomes: [ScriptedAnswers.Outcome], thenOnce outcome: ScriptedAnswers.Outcome
     ) async throws {
         let server = try InProcessServer()
         let user = UUID().uuidString
         let a = try SimulatedDevice(server: server, user: user, label: "A")
-        let faults = ScriptedLongPolls(server.transport())
+        let faults = ScriptedAnswers(server.transport())
         let clock = RecordingSleeps()
         // One attempt per request: each failure the script plays reaches `changes()` as one.
         let b = try SimulatedDevice(
@@ -168,50 +168,5 @@ private final class RecordingSleeps: WalletClock, Sendable {
         try Task.checkCancellation()
         recorded.withLock { $0.append(seconds) }
         await Task.yield()
-    }
-}
-
-/// Answers long-polls (loads with `wait`) from a script while it has entries; everything else goes to `inner`.
-private final class ScriptedLongPolls: HTTPTransport, Sendable {
-    enum Outcome: Sendable {
-        case rateLimited(retryAfter: Int)
-        case unavailable
-        case networkError
-        /// A 304 at once, as from a server or proxy that ignores `wait`.
-        case notModifiedAtOnce
-    }
-
-    private let inner: any HTTPTransport
-    private let script = Mutex<[Outcome]>([])
-
-    init(_ inner: any HTTPTransport) {
-        self.inner = inner
-    }
-
-    /// Appends `outcomes` for the next long-polls.
-    func play(_ outcomes: [Outcome]) {
-        script.withLock { $0 += outcomes }
-    }
-
-    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let items = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
-        let next = items.contains { $0.name == "wait" } ? script.withLock { $0.isEmpty ? nil : $0.removeFirst() } : nil
-        let status: Int
-        var headers = ["Content-Type": "application/json"]
-        switch next {
-        case nil: return try await inner.send(request)
-        case .networkError?: throw URLError(.networkConnectionLost)
-        case .unavailable?: status = 503
-        case .notModifiedAtOnce?:
-            let etag = request.value(forHTTPHeaderField: "If-None-Match") ?? ""
-            let response = HTTPURLResponse(
-                url: request.url!, statusCode: 304, httpVersion: "HTTP/1.1", headerFields: ["ETag": etag])!
-            return (Data(), response)
-        case .rateLimited(let seconds)?:
-            status = 429
-            headers["Retry-After"] = String(seconds)
-        }
-        let body = Data(#"{"error":"scripted","message":"scripted"}"#.utf8)
-        return (body, HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!)
     }
 }

@@ -226,6 +226,51 @@ struct SDKEndToEndTests {
         #expect(try await device.values()["x"] == .string("2"), "the local copy stays authoritative")
     }
 
+    /// The create reaches the server and its answer is lost, once (the client's resend gets the 409 of
+    /// `If-None-Match: *`) or on every attempt.
+    @Test(arguments: [1, 2])
+    func aCreateWhoseAnswerWasLostLeavesAVaultItsCreatorReads(answersLost: Int) async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play(Array(repeating: .answerLost, count: answersLost), to: .saves)
+        let report = try await a.engine.createVault()
+        guard case .blob(let stored) = try await a.backup.load() else {
+            Issue.record("nothing stored")
+            return
+        }
+        #expect(report == .created(version: stored.syncID))
+        try await a.set("passport", "P1")
+        guard case .pushed = try await a.engine.sync() else {
+            Issue.record("A cannot save over its own vault")
+            return
+        }
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        #expect(try await b.values() == ["passport": .string("P1")])
+    }
+
+    @Test func aCreateOverAnotherDevicesVaultIsStillAConflict() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        let lossy = ScriptedAnswers(server.transport())
+        let b = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "B", directory: nil, transport: lossy, conflictHandler: nil)
+        _ = try await a.engine.createVault()
+        lossy.play([.networkError], to: .saves)
+        do throws(SyncError) {
+            _ = try await b.engine.createVault()
+            Issue.record("B created a second vault")
+        } catch {
+            guard case .conflict? = error.backupError else {
+                Issue.record("expected a conflict, got \(error)")
+                return
+            }
+        }
+        #expect(try await b.engine.document() == nil)
+    }
+
     @Test func oversizeVaultIsRefusedBeforeUpload() async throws {
         let server = try InProcessServer(TestServerOptions())
         let device = try SimulatedDevice(server: server, user: UUID().uuidString, label: "A", maxBlobBytes: 4096)

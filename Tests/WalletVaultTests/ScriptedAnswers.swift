@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+import WalletVault
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Answers long-polls (loads with `wait`) and saves from a script while it has entries for them; everything else,
+/// and whatever comes once a script ran out, goes to `inner`.
+final class ScriptedAnswers: HTTPTransport, Sendable {
+    enum Outcome: Sendable {
+        case rateLimited(retryAfter: Int)
+        case unavailable
+        case networkError
+        /// A 304 at once, as from a server or proxy that ignores `wait`.
+        case notModifiedAtOnce
+        /// The request reaches `inner`, which acts on it, and its answer is lost on the way back.
+        case answerLost
+    }
+
+    /// Which requests a script answers.
+    enum Requests: Sendable, Hashable {
+        case longPolls
+        case saves
+    }
+
+    private let inner: any HTTPTransport
+    private let scripts = Mutex<[Requests: [Outcome]]>([:])
+
+    init(_ inner: any HTTPTransport) {
+        self.inner = inner
+    }
+
+    /// Appends `outcomes` for the next `requests`.
+    func play(_ outcomes: [Outcome], to requests: Requests = .longPolls) {
+        scripts.withLock { $0[requests, default: []] += outcomes }
+    }
+
+    private static func requests(_ request: URLRequest) -> Requests? {
+        let items = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
+        if items.contains(where: { $0.name == "wait" }) { return .longPolls }
+        if items.contains(where: { $0.name == "action" && $0.value == "save" }) { return .saves }
+        return nil
+    }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let next = Self.requests(request).flatMap { requests in
+            scripts.withLock { $0[requests]?.isEmpty == false ? $0[requests]?.removeFirst() : nil }
+        }
+        let status: Int
+        var headers = ["Content-Type": "application/json"]
+        switch next {
+        case nil: return try await inner.send(request)
+        case .networkError?: throw URLError(.networkConnectionLost)
+        case .answerLost?:
+            _ = try await inner.send(request)
+            throw URLError(.networkConnectionLost)
+        case .unavailable?: status = 503
+        case .notModifiedAtOnce?:
+            let etag = request.value(forHTTPHeaderField: "If-None-Match") ?? ""
+            let response = HTTPURLResponse(
+                url: request.url!, statusCode: 304, httpVersion: "HTTP/1.1", headerFields: ["ETag": etag])!
+            return (Data(), response)
+        case .rateLimited(let seconds)?:
+            status = 429
+            headers["Retry-After"] = String(seconds)
+        }
+        let body = Data(#"{"error":"scripted","message":"scripted"}"#.utf8)
+        return (body, HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!)
+    }
+}
