@@ -161,8 +161,10 @@ public actor VaultSyncEngine {
     /// the conflict handler is asked when the merge cannot decide. A report that changed nothing (`.upToDate`) is not
     /// delivered. Failures that may pass (the network, a 5xx) pause 1 s, doubling to 60 s, and so does a long-poll
     /// that found nothing and came back in under half its wait (a server or proxy that ignores `wait`); a 429 pauses its
-    /// `Retry-After`; cancelling the task that iterates ends the sequence and the long-poll in flight. Call it while
-    /// the app is in the foreground.
+    /// `Retry-After`. A `.rateLimited` report counts as such a failure and pauses the longer of its step and the time
+    /// left until the next attempt, at most 60 s: the version the long-poll found cannot be taken in before then, so
+    /// the next long-poll would find it again at once. Cancelling the task that iterates ends the sequence and the
+    /// long-poll in flight. Call it while the app is in the foreground.
     ///
     /// - Throws (through the sequence): the `SyncError` retrying cannot cure: no access, a removed device, an
     ///   invalidated key, a rollback, a fork, tampering, no vault on the server.
@@ -181,6 +183,9 @@ public actor VaultSyncEngine {
         // A sync first: it pushes what is pending and learns the version the long-polls then wait on.
         var syncDue = true
         while !Task.isCancelled {
+            let pause: Double
+            // A long-poll's 429 says how long to wait by itself and leaves the failure backoff as it was.
+            var countsAsFailure = true
             do throws(SyncError) {
                 if !syncDue {
                     let known = await status().syncedVersion
@@ -191,29 +196,37 @@ public actor VaultSyncEngine {
                     if !syncDue && heldMilliseconds < Int64(waitSeconds) * 500 {
                         throw SyncError(.server, "the server answered a long-poll without waiting")
                     }
-                    backoffSeconds = 1
+                    // A move found is no success yet: the sync it leads to decides, or a rate-limited device's backoff
+                    // would start over at every long-poll.
+                    if !syncDue { backoffSeconds = 1 }
                     continue
                 }
                 // `sync` runs exclusively with the other operations and handles edits made while it awaits.
                 let report = try await sync()
                 syncDue = false
-                backoffSeconds = 1
-                if case .upToDate = report { continue }
-                continuation.yield(report)
+                if case .upToDate = report {} else { continuation.yield(report) }
+                guard case .rateLimited(let nextAttempt) = report else {
+                    backoffSeconds = 1
+                    continue
+                }
+                // The version the long-poll found is taken in only at the next attempt: until then every long-poll
+                // finds it again at once, so the loop waits for that time, but checks again within a minute.
+                let secondsLeft = Double(nextAttempt.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch) / 1000
+                pause = min(Self.changesMaxBackoffSeconds, max(backoffSeconds, secondsLeft))
             } catch {
                 if Task.isCancelled { break }
-                let pause: Double
                 if case .rateLimited(let seconds)? = error.backupError {
                     pause = Double(seconds)
+                    countsAsFailure = false
                 } else if error.code == .server || error.code == .notNow {
                     pause = backoffSeconds
-                    backoffSeconds = min(backoffSeconds * 2, Self.changesMaxBackoffSeconds)
                 } else {
                     continuation.finish(throwing: error)
                     return
                 }
-                do { try await clock.sleep(seconds: pause) } catch { break }
             }
+            if countsAsFailure { backoffSeconds = min(backoffSeconds * 2, Self.changesMaxBackoffSeconds) }
+            do { try await clock.sleep(seconds: pause) } catch { break }
         }
         continuation.finish()
     }

@@ -110,11 +110,11 @@ struct LiveChangesSDKTests {
             thenOnce: .notModifiedAtOnce)
     }
 
-    /// Plays `outcomes` to B's long-polls and expects `pauses`; then A's save reaches B, and one more `outcome`
-    /// pauses 1 s: a long-poll that ends well starts the backoff over.
-    private func expectPauses(
-        _ pauses: [Double], after outcomes: [ScriptedAnswers.Outcome], thenOnce outcome: ScriptedAnswers.Outcome
-    ) async throws {
+    /// A holding `{passport}` and B paired with it, B's requests going through `faults` (nothing scripted yet) and
+    /// its pauses recorded by `clock`.
+    private static func scriptedPair() async throws
+        -> (server: InProcessServer, a: SimulatedDevice, b: SimulatedDevice, faults: ScriptedAnswers, clock: RecordingSleeps)
+    {
         let server = try InProcessServer()
         let user = UUID().uuidString
         let a = try SimulatedDevice(server: server, user: user, label: "A")
@@ -128,6 +128,37 @@ struct LiveChangesSDKTests {
         try await a.set("passport", "P1")
         _ = try await a.engine.sync()
         _ = try await a.engine.pairAndConfirm(b.engine)
+        return (server, a, b, faults, clock)
+    }
+
+    @Test func aRateLimitedDeviceWhoseRemoteMovedPausesInsteadOfSpinning() async throws {
+        let (_, a, b, faults, clock) = try await Self.scriptedPair()
+        try await b.set("card", "from B")
+        faults.play([.rateLimited(retryAfter: 30)], to: .saves)
+        guard case .rateLimited = try await b.engine.sync() else {
+            Issue.record("expected B's push to be rate-limited")
+            return
+        }
+        // A version B may not take in before its next attempt: every long-poll of B's finds it at once.
+        try await a.set("licence", "from A")
+        _ = try await a.engine.sync()
+        let watcher = Self.watch(b.engine)
+        defer { watcher.task.cancel() }
+        let paused = try await eventually(timeout: .seconds(20)) { clock.pauses.count >= 8 }
+        #expect(paused, "B's changes() made \(clock.pauses.count) pauses while it was rate-limited")
+        let pauses = Array(clock.pauses.prefix(8))
+        // The time left until the next attempt (under 30 s) while it is longer than the backoff step, then the step,
+        // doubling to a minute.
+        #expect(pauses.count == 8 && pauses.prefix(5).allSatisfy { (20...30).contains($0) }, "\(pauses)")
+        #expect(Array(pauses.dropFirst(5)) == [32, 60, 60], "\(pauses)")
+    }
+
+    /// Plays `outcomes` to B's long-polls and expects `pauses`; then A's save reaches B, and one more `outcome`
+    /// pauses 1 s: a long-poll that ends well starts the backoff over.
+    private func expectPauses(
+        _ pauses: [Double], after outcomes: [ScriptedAnswers.Outcome], thenOnce outcome: ScriptedAnswers.Outcome
+    ) async throws {
+        let (server, a, b, faults, clock) = try await Self.scriptedPair()
         faults.play(outcomes)
         let watcher = Self.watch(b.engine)
         defer { watcher.task.cancel() }
