@@ -204,61 +204,31 @@ struct CachingVaultStoreOverlapTests {
         try meanwhile()
     }
 
-    @Test func aSaveThatCommittedFirstButEndsLastLeavesTheNewerVersion() throws {
-        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
-        let held = CountingStore(sqlite)
-        let cached = CachingVaultStore(base: held)
-        let key = saver.key(1)
-        try overlap(
-            held, holding: .save, call: { _ = try? cached.save(saver.request(key, "older", at: 1000)) },
-            meanwhile: {
-                _ = try cached.save(saver.request(key, "newer", at: 2000))
-            })
-        #expect(try cached.load(key)?.body == Data("newer".utf8))
-        #expect(try cached.load(key)?.syncID == sqlite.load(key)?.syncID)
-    }
-
-    @Test func aSaveThatEndsAfterAnErasureLeavesNothing() throws {
-        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
-        let held = CountingStore(sqlite)
-        let cached = CachingVaultStore(base: held)
-        let key = saver.key(1)
-        try overlap(
-            held, holding: .save, call: { _ = try? cached.save(saver.request(key, "erased", at: 1000)) },
-            meanwhile: {
-                let erased = try cached.delete(key, proof: nil)
-                #expect(erased == .erased)
-            })
-        #expect(try sqlite.load(key) == nil)
-        #expect(try cached.load(key) == nil)
-    }
-
-    @Test func aLoadThatReadTheOlderVersionDoesNotPutItBack() throws {
+    /// A save ("first") or a load of it the store answered is held while a newer save or an erasure of the key runs
+    /// through the cache; after both, the cache answers the newer version, or nothing.
+    @Test(arguments: [false, true], [false, true])
+    func anOverlappedWriteLeavesWhatTheStoreHolds(holdingALoad: Bool, thenErasing: Bool) throws {
         let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
         let key = saver.key(1)
-        _ = try sqlite.save(saver.request(key, "older", at: 1000))
+        if holdingALoad { _ = try sqlite.save(saver.request(key, "first", at: 1000)) }
         let held = CountingStore(sqlite, inMemory: true)
         let cached = CachingVaultStore(base: held)
         try overlap(
-            held, holding: .load, call: { _ = try? cached.load(key) },
+            held, holding: holdingALoad ? .load : .save,
+            call: {
+                if holdingALoad { _ = try? cached.load(key) } else { _ = try? cached.save(saver.request(key, "first", at: 1000)) }
+            },
             meanwhile: {
-                _ = try cached.save(saver.request(key, "newer", at: 2000))
+                if thenErasing {
+                    let erased = try cached.delete(key, proof: nil)
+                    #expect(erased == .erased)
+                } else {
+                    _ = try cached.save(saver.request(key, "newer", at: 2000))
+                }
             })
-        #expect(try cached.load(key)?.body == Data("newer".utf8))
-    }
-
-    @Test func aLoadThatReadBeforeAnErasureDoesNotPutTheBlobBack() throws {
-        let sqlite = try SQLiteVaultStore(path: path, historyVersions: 10)
-        let key = saver.key(1)
-        _ = try sqlite.save(saver.request(key, "erased", at: 1000))
-        let held = CountingStore(sqlite, inMemory: true)
-        let cached = CachingVaultStore(base: held)
-        try overlap(
-            held, holding: .load, call: { _ = try? cached.load(key) },
-            meanwhile: {
-                let erased = try cached.delete(key, proof: nil)
-                #expect(erased == .erased)
-            })
-        #expect(try cached.load(key) == nil)
+        let stored = try sqlite.load(key)
+        #expect(stored?.body == (thenErasing ? nil : Data("newer".utf8)))
+        #expect(try cached.load(key)?.body == stored?.body)
+        #expect(try cached.load(key)?.syncID == stored?.syncID)
     }
 }
