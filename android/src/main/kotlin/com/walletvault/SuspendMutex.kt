@@ -21,20 +21,26 @@ internal class SuspendMutex {
     private var locked = false
     private val waiters = ArrayDeque<Waiter>()
 
-    /** Acquires the mutex, suspending while another holds it. Throws CancellationException when cancelled meanwhile. */
+    /**
+     * Acquires the mutex, suspending while another holds it. Throws CancellationException when cancelled meanwhile,
+     * and then never holds the mutex.
+     */
     suspend fun lock() {
         var waiter: Waiter? = null
+        var acquired = false
         try {
             suspendCancellableCoroutine<Unit> { continuation ->
-                val acquired = synchronized(lock) {
+                acquired = synchronized(lock) {
                     if (!locked) { locked = true; true } else { waiter = Waiter(continuation).also { waiters.addLast(it) }; false }
                 }
                 if (acquired) continuation.resume(Unit)
             }
         } catch (e: CancellationException) {
-            // Cancelled while waiting; a hand-off that raced the cancellation is passed on, never kept.
+            // A continuation whose job is already cancelling (or, in kotlinx 1.x, stops being active before the
+            // result is read) throws even after the uncontended path took the mutex; a hand-off that raced the
+            // cancellation is in the same state. Either is passed on, never kept: nobody would ever unlock it.
             val mine = waiter
-            if (mine != null && synchronized(lock) { if (mine.granted) true else { waiters.remove(mine); false } }) unlock()
+            if (acquired || mine != null && synchronized(lock) { if (mine.granted) true else { waiters.remove(mine); false } }) unlock()
             throw e
         }
     }
