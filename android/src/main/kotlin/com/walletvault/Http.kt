@@ -179,6 +179,11 @@ class SessionTokenProvider(
     @Volatile var exchangeCount = 0
         private set
 
+    /**
+     * A session token, exchanged when none is usable (one exchange shared by every caller that needs it). Throws
+     * [BackupError]; CancellationException only when this caller is cancelled: its waiting stops, while the shared
+     * exchange goes on for the others.
+     */
     suspend fun token(): String {
         val now = clock.nowMillis()
         var future: CompletableFuture<Cached>? = null
@@ -194,21 +199,34 @@ class SessionTokenProvider(
             }
         }
         val shared = future!!
-        if (leader) {
-            try {
-                val fresh = exchange()
-                synchronized(lock) { current = fresh; inFlight = null }
-                shared.complete(fresh)
+        // In no caller's coroutine (Swift runs it in a Task of its own): a caller cancelled during the exchange must
+        // not cancel it, nor fail the others waiting on it.
+        if (leader) CoroutineScope(Dispatchers.IO).launch {
+            val outcome: Any = try {
+                exchange()
+            } catch (e: CancellationException) {
+                // No caller can cancel this coroutine: the token source or the transport gave up by itself (a timeout
+                // of its own). Offline, never signed out; and no waiter may take it for its own cancellation.
+                BackupError.Transport(e.javaClass.simpleName, e)
             } catch (e: Throwable) {
-                synchronized(lock) { inFlight = null }
-                shared.completeExceptionally(e)
-                // A failed early refresh leaves a still-valid token usable.
-                val cached = synchronized(lock) { current }
-                if (cached != null && clock.nowMillis() < cached.expiresAt && e !is CancellationException) return cached.token
-                throw e
+                e
             }
+            synchronized(lock) {
+                if (outcome is Cached) current = outcome
+                inFlight = null
+            }
+            if (outcome is Cached) shared.complete(outcome) else shared.completeExceptionally(outcome as Throwable)
         }
-        return shared.awaitValue().token
+        try {
+            return shared.awaitValue().token
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Throwable) {
+            // A failed early refresh leaves a still-valid token usable.
+            val cached = synchronized(lock) { current }
+            if (cached != null && clock.nowMillis() < cached.expiresAt) return cached.token
+            throw e
+        }
     }
 
     fun invalidate(token: String) {

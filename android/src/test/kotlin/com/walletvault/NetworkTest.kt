@@ -42,6 +42,29 @@ class NetworkTest {
     }
 
     @Test
+    fun aCancelledCallerDoesNotFailTheOthersWaitingOnTheExchange() = runBlocking {
+        val gate = CompletableDeferred<String>()
+        val tokens = SessionTokenProvider("http://fake", { gate.await() }, server, clock)
+        val leader = async(Dispatchers.Default) { tokens.token() }
+        while (tokens.exchangeCount == 0) delay(1)
+        val follower = async(Dispatchers.Default) { tokens.token() }
+        val quitter = async(Dispatchers.Default) { tokens.token() }
+        delay(100)
+        leader.cancel()
+        withTimeout(5_000) { leader.join() }
+        // A waiter cancelled itself stops waiting at once, while the exchange still waits on the token source.
+        quitter.cancel()
+        withTimeout(5_000) { quitter.join() }
+        gate.complete("oidc-ok")
+        val token = try { withTimeout(5_000) { follower.await() } } catch (e: CancellationException) {
+            fail<String>("the follower, never cancelled, failed with $e")
+        }
+        assertEquals("session-1", token)
+        assertEquals(1, server.exchanges.get())
+        assertEquals("session-1", tokens.token())
+    }
+
+    @Test
     fun tokenIsRefreshedBeforeItExpires() {
         val first = runSuspending { tokens.token() }
         clock.now += 500_000 // 8 min 20 s: still before the 90 s margin
