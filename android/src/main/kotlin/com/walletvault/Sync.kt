@@ -269,11 +269,14 @@ class VaultSyncEngine(
         val vault = opened ?: open(remote.blob, ownKeys())
         val document = decode(vault.plaintext)
         writeBack(document, remote.blob, remote.syncId, start)
-        return enrollSelfIfNeeded(vault, document, remote.syncId, start) ?: SyncReport.Restored(remote.syncId)
+        return SyncReport.Restored(enrollSelfIfNeeded(vault, document, remote.syncId, start) ?: remote.syncId)
     }
 
-    /** After pairing: the device's own (Keystore) key joins, the single-use pairing entry leaves. */
-    private suspend fun enrollSelfIfNeeded(vault: OpenedVault, document: VaultDocument, version: String, start: Snapshot): SyncReport? {
+    /**
+     * After pairing: the device's own (Keystore) key joins, the single-use pairing entry leaves, in one save of
+     * [document] over [version]; the saved version, or null when there was nothing to do (nothing saved).
+     */
+    private suspend fun enrollSelfIfNeeded(vault: OpenedVault, document: VaultDocument, version: String, start: Snapshot): String? {
         val pairing = pairingKey()
         val hasPairingEntry = pairing != null && vault.state.entries.any { it.kekId == pairing.kekId }
         val device = deviceKeys.current()
@@ -293,7 +296,7 @@ class VaultSyncEngine(
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
         val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(version), start)
         store.delete("pairing-key")
-        return SyncReport.Restored(saved)
+        return saved
     }
 
     /** Whether [key] can no longer unwrap its own [entry] because the platform invalidated it (costs a prompt). */
@@ -304,8 +307,8 @@ class VaultSyncEngine(
         true
     }
 
-    private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot): SyncReport {
-        val opened = open(remote.blob, ownKeys())
+    private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot, openedAlready: OpenedVault? = null): SyncReport {
+        val opened = openedAlready ?: open(remote.blob, ownKeys())
         val cloud = decode(opened.plaintext)
         val base = store.syncedCopy() ?: VaultDocument()
         val localUpdated = working.items.values.map { it.modifiedAt }.fold(0L) { a, b -> maxOf(a, b) }
@@ -327,9 +330,10 @@ class VaultSyncEngine(
                 ConflictResolution.MERGE -> chosen = result.merged
             }
         }
-        // The base stays the last version this copy descends from until the merged save is accepted.
-        val sealed = envelopeCall { sealer.seal(chosen.encoded(), opened.state) }
-        val saved = upload(sealed, chosen, BackupClient.Precondition.IfMatch(remote.syncId), start)
+        // The base stays the last version this copy descends from until the merged save is accepted. A device that
+        // confirmed its pairing with edits pending saves its enrollment and the merge together.
+        val saved = enrollSelfIfNeeded(opened, chosen, remote.syncId, start)
+            ?: upload(envelopeCall { sealer.seal(chosen.encoded(), opened.state) }, chosen, BackupClient.Precondition.IfMatch(remote.syncId), start)
         return SyncReport.Merged(saved, result.conflicts)
     }
 
@@ -369,7 +373,8 @@ class VaultSyncEngine(
      * reads the server's blob through this device's entry (its pairing key's first, else any key it holds) without
      * storing anything, and only if [code] (as the approving device shows it, `"123 456"`; spaces and dashes ignored;
      * typed by the user, never sent through the server) is the one computed from that exact blob and entry pins the
-     * vault's anchor, then restores as [sync] does.
+     * vault's anchor, then restores or, when this device has edits it has not pushed, merges as [sync] does (asking
+     * [conflictHandler] when both changed an item: [SyncReport.Merged]).
      *
      * A wrong code is [SyncException.Code.CONFIRMATION_MISMATCH]: nothing of the vault is stored, only the count of
      * wrong codes for this entry (kept in the [LocalVaultStore], so restarts do not reset it), and the message says to
@@ -398,7 +403,9 @@ class VaultSyncEngine(
             checkCode(via, unconfirmed, code, pairing)
             unconfirmed
         }
-        restore(remote, start, opened)
+        // A member confirming again (its state lost, or offline past the pinned epoch) may hold edits it never pushed.
+        val working = start.document
+        if (working != null && store.record().hasLocalEdits) merge(remote, working, start, opened) else restore(remote, start, opened)
     }
 
     /** The §11.4 comparison with the cap on wrong codes ([confirmPairing]). */

@@ -232,17 +232,39 @@ class PairingHardeningTest {
         assertTrue(a.sync() is SyncReport.UpToDate)
     }
 
+    /** B confirmed its pairing, then lost its anti-rollback state, and A approved B's new request: A's report. */
+    private fun approvedAgainAfterTheStateIsGone(a: Device, b: Device): SyncReport.Approved {
+        val (report, _) = approved(a, b)
+        assertTrue(runSuspending { b.engine.confirmPairing(report.confirmationCode) } is SyncReport.Restored)
+        for (name in stateFiles) b.file(name).delete()
+        expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { b.sync() }
+        return runSuspending { a.engine.approve(PairingRequest.parse(b.engine.pairingRequest().encoded)) }
+    }
+
+    /** A member confirming again merges the edits it never pushed (as Swift's `syncNow` does), never overwrites them. */
+    @Test
+    fun aMemberConfirmingAgainKeepsItsPendingEdits() {
+        val a = Device("A")
+        val b = Device("B")
+        val again = approvedAgainAfterTheStateIsGone(a, b)
+        b.set("card", "edited offline")
+        val confirmed = runSuspending { b.engine.confirmPairing(again.confirmationCode) }
+        assertEquals("edited offline", b.value("card"), "the pending edit is gone from the device")
+        assertTrue(confirmed is SyncReport.Merged, "expected a merge, got $confirmed")
+        assertFalse(b.engine.status().hasLocalEdits, "the merged save carried the edit")
+        assertFalse(b.file("pairing-key.sealed").exists(), "the single-use pairing key stayed")
+        a.sync()
+        assertEquals("edited offline", a.value("card"), "the edit never reached the other member")
+        assertEquals(listOf("A", "B"), a.engine.devices().map { it.label }.sorted(), "the pairing entry stayed in the vault")
+    }
+
     /** A member whose state is gone pairs again: wrong codes never void it (it keeps its key), the right one re-establishes it. */
     @Test
     fun aMemberWhoseStateIsGoneConfirmsAgainAndKeepsItsKey() {
         val a = Device("A")
         val b = Device("B")
-        val (report, _) = approved(a, b)
-        assertTrue(runSuspending { b.engine.confirmPairing(report.confirmationCode) } is SyncReport.Restored)
+        val again = approvedAgainAfterTheStateIsGone(a, b)
         val deviceKek = b.keys.kek!!.kekId
-        for (name in stateFiles) b.file(name).delete()
-        expectSync(SyncException.Code.CONFIRMATION_REQUIRED) { b.sync() }
-        val again = runSuspending { a.engine.approve(PairingRequest.parse(b.engine.pairingRequest().encoded)) }
         repeat(4) {
             val e = expectSync(SyncException.Code.CONFIRMATION_MISMATCH) { runSuspending { b.engine.confirmPairing(wrongCode(again.confirmationCode)) } }
             assertFalse(e.message!!.contains("void"), e.message)
