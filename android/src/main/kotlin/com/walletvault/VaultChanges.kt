@@ -30,11 +30,13 @@ object VaultChanges {
  * is asked when the merge cannot decide. A sync runs first, so pending edits are pushed and the version to wait on is
  * known. A report that changed nothing ([SyncReport.UpToDate]) is not delivered. Failures that may pass (`SERVER`,
  * `OFFLINE`, `NOT_NOW`) pause [VaultChanges.FIRST_BACKOFF_MILLIS], doubling to [VaultChanges.MAX_BACKOFF_MILLIS]; a 429
- * (the server's cap on waiting long-polls) pauses its `Retry-After`. A long-poll that finds nothing moved before half
- * [waitSeconds] passed counts as such a failure too, so that a server or proxy that ignores `wait` (an older server, a
- * caching proxy, a server releasing its waiters as it stops) gets paused requests, not a flood; one held at least that
- * long, one that finds a change and a sync that succeeds start the backoff over. The times are the engine's
- * [WalletClock]'s, the pauses its sleeps.
+ * (the server's cap on waiting long-polls) pauses its `Retry-After`. A sync reporting [SyncReport.RateLimited] (this
+ * device may not save before its `nextAttemptAt`) is delivered, counts as such a failure, and pauses the longer of the
+ * backoff and the time left until `nextAttemptAt`, at most [VaultChanges.MAX_BACKOFF_MILLIS]. A long-poll that finds
+ * nothing moved before half [waitSeconds] passed counts as such a failure too, so that a server or proxy that ignores
+ * `wait` (an older server, a caching proxy, a server releasing its waiters as it stops) gets paused requests, not a
+ * flood; one held at least that long, one that finds a change and a sync that succeeds start the backoff over. The
+ * times are the engine's [WalletClock]'s, the pauses its sleeps.
  *
  * Cancel the coroutine to stop (an app starts it in `onStart` and cancels the job in `onStop`): the long-poll in flight
  * ends at once (the transport disconnects it), and the call ends with CancellationException. The long-polls run on
@@ -60,7 +62,14 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
                 // sync() runs exclusively with the engine's other operations and handles edits made while it awaits.
                 report = sync()
                 syncDue = false
-                backoff = VaultChanges.FIRST_BACKOFF_MILLIS
+                if (report is SyncReport.RateLimited) {
+                    // The device may not save before nextAttemptAt, and the server's newer version would answer the
+                    // next long-poll at once: without this pause every round would load the blob and report again.
+                    val left = report.nextAttemptAt - clock.nowMillis()
+                    pause = minOf(VaultChanges.MAX_BACKOFF_MILLIS, maxOf(failed(), left))
+                } else {
+                    backoff = VaultChanges.FIRST_BACKOFF_MILLIS
+                }
             } else {
                 val asked = clock.nowMillis()
                 syncDue = remoteMoved(waitSeconds)

@@ -212,6 +212,50 @@ class VaultChangesTest {
     }
 
     @Test
+    fun aRateLimitedSavePausesTheLoopUntilItsNextAttemptAtMostAMinute() {
+        val (phone, tablet) = phoneAndTablet()
+        phone.set("licence", "from the phone")
+        phone.sync()
+        tablet.set("card", "tablet edit")
+        // Every save is refused with Retry-After 120: the tablet's sync reports RateLimited, and the server's newer
+        // version answers each long-poll at once, so only the pauses keep the loop from a flood.
+        server.rateLimitSaves = true
+        Watcher(tablet.engine).use { watcher ->
+            // Each report is delivered before its pause; a flood of reports (the bug) ends the wait too.
+            waitUntil("three RateLimited reports and their pauses") { watcher.reports.size >= 3 && sleeps().size >= 3 || watcher.reports.size >= 50 }
+            val reports = watcher.reports.toList().take(3)
+            assertTrue(reports.all { it is SyncReport.RateLimited }, reports.toString())
+            // 120 s left: a minute; 60 s left: those 60 s (above the 2 s backoff); a new 120 s window: a minute again.
+            assertEquals(listOf(60_000L, 60_000L, 60_000L), sleeps().take(3), sleeps().toString())
+            assertEquals(null, watcher.failure)
+        }
+        server.rateLimitSaves = false
+        clock.now += 200_000
+        assertTrue(tablet.sync() is SyncReport.Merged, "the edit waited locally for the next attempt")
+        phone.sync()
+        assertEquals("tablet edit", phone.value("card"))
+    }
+
+    @Test
+    fun aRateLimitedSaveCountsAsAFailureForTheBackoff() {
+        val transport = Interposed(server)
+        val (phone, tablet) = phoneAndTablet(transport)
+        phone.set("licence", "from the phone")
+        phone.sync()
+        tablet.set("card", "tablet edit")
+        server.rateLimitSaves = true
+        transport.script.addAll(listOf(Scripted.Unavailable, Scripted.Unavailable))
+        Watcher(tablet.engine).use { watcher ->
+            // A flood of reports (the bug) ends the wait too.
+            waitUntil("four pauses") { sleeps().size >= 4 || watcher.reports.size >= 50 }
+            // RateLimited with 120 s left: a minute, and the backoff 1 s -> 2 s; two 503s on the long-poll: 2 s and 4 s
+            // (the report did not reset the backoff); RateLimited with 54 s left: those 54 s, above the 8 s step.
+            assertEquals(listOf(60_000L, 2_000L, 4_000L, 54_000L), sleeps().take(4), sleeps().toString())
+            assertEquals(null, watcher.failure)
+        }
+    }
+
+    @Test
     fun cancellingEndsTheLoopWhileTheServerStillHoldsTheLongPoll() {
         LoopbackServer(server).use { loop ->
             val (_, tablet) = phoneAndTablet(UrlConnectionTransport(), loop.url)
