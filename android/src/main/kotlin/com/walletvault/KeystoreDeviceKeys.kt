@@ -18,8 +18,10 @@ import java.security.interfaces.ECPublicKey
  * otherwise or when StrongBox refuses it; the choice is recorded ([storageLevel], shown by [VaultSyncEngine.devices]).
  *
  * The record (alias, public key, storage, sealed scalar) lives in [store], the library's state in `noBackupFilesDir`.
- * A record whose alias the Keystore does not hold (files restored onto another device) is dropped: [current] is then
- * null and the device pairs or recovers as a new one.
+ * A record whose alias the Keystore no longer holds is an invalidated key, as Swift's key store reads a missing item:
+ * files restored onto another device never get that far ([LocalVaultStore] clears them, their at-rest key is not
+ * there), so the Keystore deleted this device's key (removing the screen lock deletes auth-bound keys). The record
+ * stays, so that [lastKekId] names the dead entry that recovering or pairing again removes.
  */
 public class KeystoreDeviceKeys(
     private val platform: KeystorePlatform,
@@ -66,16 +68,18 @@ public class KeystoreDeviceKeys(
         store.write(RECORD, Json.write(JsonValue.Obj(members)))
     }
 
-    /** This device's key, or null before the first one and when the Keystore lost it (a restore onto this device). */
+    /**
+     * This device's key, or null before the first one. Throws [VaultException.Invalidated] when the Keystore no longer
+     * holds it.
+     */
     override fun current(): KeyEncryptionKey? {
         val record = readRecord() ?: return null
-        if (!holds(record.alias)) {
-            // Restored from a backup or moved from another device: the record names a key that never lived here.
-            store.delete(RECORD)
-            return null
-        }
+        if (!holds(record.alias)) throw VaultException.Invalidated("the Keystore no longer holds this device's key")
         return DeviceKey(record)
     }
+
+    /** The recorded key's `kek_id`, whether or not the Keystore still holds it. */
+    override fun lastKekId(): String? = readRecord()?.let { PublicKeyRecipient(it.publicKey).kekId }
 
     /** Whether the Keystore holds [alias]; when it cannot say, yes: a record is never dropped on doubt. */
     private fun holds(alias: String): Boolean = try { platform.containsAlias(alias) } catch (e: KeystoreFailure) { true }

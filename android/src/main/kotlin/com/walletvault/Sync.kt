@@ -39,7 +39,17 @@ class KeyHealth(val usableHere: List<String>, val deviceKeys: Int, val recoveryP
  * [KeystoreKek.newKekId]; [current] returns that key, or null before the first one.
  */
 interface DeviceKeyStore {
+    /**
+     * This device's key, null before the first one. Throws [VaultException.Invalidated] when the platform no longer
+     * holds the key this device had (its vault entry is dead; [lastKekId] names it, [create] replaces it).
+     */
     fun current(): KeyEncryptionKey?
+    /**
+     * The `kek_id` of this device's key, also after the platform lost it ([current] throws [VaultException.Invalidated]),
+     * so that recovering or pairing again removes its dead entry; null before the first key. A store whose [current]
+     * throws that must override this.
+     */
+    fun lastKekId(): String? = try { current()?.kekId } catch (e: VaultException.Invalidated) { null }
     /** A new key replacing any previous one (first use, or after the platform invalidated the old one); may show a prompt. */
     suspend fun create(): KeyEncryptionKey
     /** Where [current]'s key lives, as recorded when it was made; null when unknown. */
@@ -180,7 +190,7 @@ class VaultSyncEngine(
      */
     suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = exclusive {
         val start = snapshot()
-        val device = deviceKeys.current() ?: deviceKeys.create()
+        val device = liveDeviceKey() ?: deviceKeys.create()
         val document = start.document ?: VaultDocument()
         if (start.document == null) synchronized(editLock) { store.saveWorkingCopy(document) }
         val sealed = envelopeCall { sealer.create(document.encoded(), VAULT_ID, listOf(Recipient(device, deviceLabel)) + recoveryPaths) }
@@ -261,8 +271,18 @@ class VaultSyncEngine(
         return DeviceKek.fromRaw(Base64Url.decode(obj["d"]!!.string!!)!!, Base64Url.decode(obj["x"]!!.string!!)!!, Base64Url.decode(obj["y"]!!.string!!)!!)
     }
 
-    private fun ownKeys(extra: List<KeyEncryptionKey> = emptyList()): List<KeyEncryptionKey> =
-        listOfNotNull(deviceKeys.current(), pairingKey()) + extra
+    private fun ownKeys(): List<KeyEncryptionKey> {
+        val pairing = pairingKey()
+        val device = try { deviceKeys.current() } catch (e: VaultException.Invalidated) {
+            // A device pairing again reads through its pairing key; without one, the lost key is what to report.
+            if (pairing == null) throw e
+            null
+        }
+        return listOfNotNull(device, pairing)
+    }
+
+    /** This device's key, null when it has none or the platform lost it ([DeviceKeyStore.lastKekId] names that one). */
+    private fun liveDeviceKey(): KeyEncryptionKey? = try { deviceKeys.current() } catch (e: VaultException.Invalidated) { null }
 
     /** Silent restore (seed §5): open, take the cloud's content; a device not yet in the vault enrolls itself. */
     private suspend fun restore(remote: BackupClient.Snapshot, start: Snapshot, opened: OpenedVault? = null): SyncReport {
@@ -279,15 +299,20 @@ class VaultSyncEngine(
     private suspend fun enrollSelfIfNeeded(vault: OpenedVault, document: VaultDocument, version: String, start: Snapshot): String? {
         val pairing = pairingKey()
         val hasPairingEntry = pairing != null && vault.state.entries.any { it.kekId == pairing.kekId }
-        val device = deviceKeys.current()
+        val device = liveDeviceKey()
         if (device != null && vault.state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) {
             if (pairing != null) store.delete("pairing-key") // enrolled already: the pairing key has no use left
             return null
         }
-        // Issue 27 point 8: a device pairing again after its key was invalidated gets a new key, and its dead entry goes;
-        // a member whose key still works keeps it.
+        // Issue 27 point 8: a device pairing again after its key was invalidated (or lost by the platform) gets a new
+        // key, and its dead entry goes; a member whose key still works keeps it.
         val ownEntry = device?.let { d -> vault.state.entries.firstOrNull { it.kekId == d.kekId } }
-        val deadEntry = if (device != null && ownEntry != null && hasPairingEntry && isInvalidated(device, ownEntry)) ownEntry else null
+        val deadEntry = when {
+            !hasPairingEntry -> null
+            device == null -> deviceKeys.lastKekId()?.let { id -> vault.state.entries.firstOrNull { it.kekId == id } }
+            ownEntry != null && isInvalidated(device, ownEntry) -> ownEntry
+            else -> null
+        }
         val key = if (device == null || deadEntry != null) deviceKeys.create() else device
         var state = vault.state
         if (deadEntry != null) state = envelopeCall { sealer.revoke(deadEntry.kekId, state, rotatingSecret = false) }
@@ -396,7 +421,7 @@ class VaultSyncEngine(
         val pairing = pairingKey()
         // Issue 27 point 8: once approved, the pairing key alone reads the vault; this device's old key may be dead.
         val approved = pairing?.takeIf { p -> runCatching { VaultEnvelope.parse(remote.blob).entries.any { it.kekId == p.kekId } }.getOrDefault(false) }
-        val keys = if (approved != null) listOf(approved) else listOfNotNull(pairing, deviceKeys.current())
+        val keys = if (approved != null) listOf(approved) else listOfNotNull(pairing, liveDeviceKey())
         if (keys.isEmpty()) throw SyncException(SyncException.Code.NO_ACCESS, "this device has no key; make a pairing request first")
         val opened = reestablishing { via ->
             val unconfirmed = envelopeCall { via.openUnconfirmed(remote.blob, VAULT_ID, keys) }
@@ -473,7 +498,7 @@ class VaultSyncEngine(
     suspend fun recover(passphrase: String): SyncReport = recover { envelope -> PassphraseKek.unlock(passphrase, envelope) }
 
     private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusive {
-        val dead = deviceKeys.current()?.kekId
+        val dead = deviceKeys.lastKekId()
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
         val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
@@ -599,7 +624,7 @@ class VaultSyncEngine(
     fun devices(): List<DeviceEntry> = guardedNow {
         val blob = store.syncedBlob() ?: throw SyncException(SyncException.Code.NO_VAULT, "sync first")
         val envelope = try { VaultEnvelope.parse(blob) } catch (e: VaultException) { throw SyncException(SyncException.Code.TAMPERED, e.message ?: "") }
-        val own = deviceKeys.current()?.kekId
+        val own = liveDeviceKey()?.kekId
         envelope.entries.map { entry ->
             val recovery = entry.scheme is Scheme.A256kwRecoveryCode || entry.scheme is Scheme.A256kwPassphrase
             DeviceEntry(entry.kekId, entry.label ?: "", entry.scheme.alg ?: "seed", entry.created, entry.kekId == own, recovery,
@@ -653,7 +678,7 @@ class VaultSyncEngine(
             return envelopeCall { via.open(blob, VAULT_ID, keys) }
         } catch (e: SyncException) {
             // A device that was a member of the last version it synced has been revoked, not "never paired": say who.
-            val device = deviceKeys.current()
+            val device = liveDeviceKey()
             if (e.code != SyncException.Code.NO_ACCESS || e.cause !is VaultException.NoMatchingKey || device == null) throw e
             val synced = store.syncedBlob()?.let { runCatching { VaultEnvelope.parse(it) }.getOrNull() } ?: throw e
             if (synced.entries.none { it.kekId == device.kekId }) throw e

@@ -162,4 +162,43 @@ class AndroidDeviceTest {
         phone.sync()
         assertEquals("P-2", phone.value("passport"), "nothing was lost: the next sync reads")
     }
+
+    /**
+     * A phone paired with [a] whose auth-bound key the Keystore then deleted (the screen lock removed), its files still
+     * readable, after [a] saved [item] as [value]: the phone and its dead `kek_id`.
+     */
+    private fun phoneWhoseKeyTheKeystoreDropped(a: Device, item: String, value: String): Pair<Device, String> {
+        val phone = Device("Phone", sdk = 34)
+        pair(a, phone)
+        val dead = phone.kekId()
+        phone.keystore.forgetAll()
+        a.set(item, value)
+        a.sync()
+        expectSync(SyncException.Code.KEY_INVALIDATED) { phone.sync() }
+        return Pair(phone, dead)
+    }
+
+    @Test
+    fun aKeyTheKeystoreDroppedIsInvalidatedAndItsEntryGoesOnRecovery() {
+        val (a, code) = vault()
+        val (phone, dead) = phoneWhoseKeyTheKeystoreDropped(a, "passport", "P-2")
+        assertTrue(runSuspending { phone.engine.recover(RecoveryCodeKek(RecoveryCode.parse(code.formatted))) } is SyncReport.Restored)
+        assertEquals("P-2", phone.value("passport"))
+        a.sync()
+        val entries = a.engine.devices()
+        assertFalse(entries.any { it.kekId == dead }, "the dead entry stayed in the vault")
+        assertTrue(entries.any { it.kekId == phone.kekId() }, "the phone's new key is in the vault")
+        assertEquals(2, a.engine.keyHealth().deviceKeys)
+    }
+
+    @Test
+    fun aDeviceWhoseKeyTheKeystoreDroppedPairsAgainAndItsDeadEntryGoes() {
+        val (a, _) = vault()
+        val (phone, dead) = phoneWhoseKeyTheKeystoreDropped(a, "visa", "V-1")
+        assertEquals(listOf(dead), phone.engine.devices().filter { it.label == "Phone" }.map { it.kekId }, "the listing still works")
+        pair(a, phone)
+        assertFalse(a.engine.devices().any { it.kekId == dead }, "the dead entry stayed in the vault")
+        assertTrue(a.engine.devices().any { it.kekId == phone.kekId() }, "the phone's new key is in the vault")
+        assertEquals("V-1", phone.value("visa"))
+    }
 }
