@@ -136,12 +136,29 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     fun syncedCopy(): VaultDocument? = read("synced")?.let { parseDocument("synced", it) }
     fun syncedBlob(): ByteArray? = read("synced-blob")
     fun saveWorkingCopy(document: VaultDocument) = write("working", document.encoded())
-    fun saveSynced(document: VaultDocument, blob: ByteArray) {
+
+    /**
+     * Records a version the server holds: [synced] and its [blob] become the merge base, [working] the working copy,
+     * [record] the bookkeeping; a crash or error part-way leaves a profile whose next sync loses no one's edit.
+     *
+     * Each file is replaced atomically but the four are not one write, so the order is what keeps a part-done commit
+     * safe. The merge base must never be newer than the working copy: a base that already holds another device's
+     * items makes the old working copy's lack of them read as deletions, and the next merge drops them. So the working
+     * copy goes first: it is what the server now holds (plus edits already flagged pending), so a next sync under the
+     * old record restores the same content or merges it into itself again. The base goes before its blob, since the
+     * blob alone (the recipients sealed over) is harmless to keep old while the record still names the old version.
+     * The record goes last: until it names the new version the next sync loads that version again and merges or
+     * restores it, which the files already written agree with. Throws [SyncException] `LOCAL_STORAGE` when a file
+     * cannot be written (those before it are).
+     */
+    internal fun commitSynced(synced: VaultDocument, blob: ByteArray, working: VaultDocument, record: Record) {
         // From the first synced version on, the state file exists (even empty, for a seed-form vault), so that
-        // losing it is seen; a refused state refuses this write too.
+        // losing it is seen; a refused state refuses this commit before any of its files is written.
         synchronized(stateLock) { val state = loadState(); if (state.generation == 0L) storeState(1, state.counters, state.anchors, state.seen) }
-        write("synced", document.encoded())
+        saveWorkingCopy(working)
+        write("synced", synced.encoded())
         write("synced-blob", blob)
+        save(record)
     }
 
     /**

@@ -152,9 +152,12 @@ class VaultSyncEngine(
         synchronized(editLock) {
             val document = store.workingCopy() ?: throw SyncException(SyncException.Code.NO_VAULT, "create or restore a vault first")
             change(document, clock.nowMillis())
-            store.saveWorkingCopy(document)
+            // Pending before the edit is written: cut short between the two, a pending flag over an unchanged copy
+            // costs one needless save, while an edit written under no flag would never be saved and be overwritten by
+            // a restore.
             val record = store.record()
-            store.save(LocalVaultStore.Record(record.syncedVersion, true, record.nextAttemptAt))
+            if (!record.hasLocalEdits) store.save(LocalVaultStore.Record(record.syncedVersion, true, record.nextAttemptAt))
+            store.saveWorkingCopy(document)
             generation++
         }
     }
@@ -172,13 +175,11 @@ class VaultSyncEngine(
      */
     private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot) {
         synchronized(editLock) {
-            store.saveSynced(result, blob)
             val editedMeanwhile = generation != start.generation
             val working = if (!editedMeanwhile) result else {
                 ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), result, ThreeWayMerge.Winner.LOCAL).merged
             }
-            store.saveWorkingCopy(working)
-            store.save(LocalVaultStore.Record(version, editedMeanwhile, null))
+            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile, null))
         }
     }
 
