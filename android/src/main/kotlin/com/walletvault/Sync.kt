@@ -187,7 +187,9 @@ class VaultSyncEngine(
 
     /**
      * Creates the vault on the server, for this device (a new device key if it has none) and [recoveryPaths].
-     * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when a vault is stored already).
+     * A create whose answer was lost is taken as saved when the server holds exactly the blob sent, also when the
+     * resend of it met the 409 its first attempt caused.
+     * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when another vault is stored already).
      */
     suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = exclusive {
         val start = snapshot()
@@ -692,11 +694,28 @@ class VaultSyncEngine(
 
     private suspend fun upload(sealed: SealedVault, document: VaultDocument, precondition: BackupClient.Precondition, start: Snapshot): String {
         val version = try { backup.save(sealed.blob, precondition, sealed.basis, sealed.state.secrets) } catch (e: BackupError) {
-            throw backupFailure("saving the vault failed", e)
+            (if (precondition is BackupClient.Precondition.IfNoneStored && mayHaveBeenStored(e)) storedVersion(sealed.blob) else null)
+                ?: throw backupFailure("saving the vault failed", e)
         }
         sealer.markAccepted(sealed)
         writeBack(document, sealed.blob, version, start)
         return version
+    }
+
+    /**
+     * Whether a create that failed with [e] may be on the server all the same: its answer was lost (a network error,
+     * a 5xx from a proxy after the server stored it), or a resend of it met the 409 its own first attempt caused.
+     * Only a create needs this: its secret and anchor exist nowhere else, so unless they are recorded here the vault
+     * on the server is no one's; a lost answer to any other save costs one extra merged version, no more.
+     */
+    private fun mayHaveBeenStored(e: BackupError) =
+        e is BackupError.Conflict || e is BackupError.Transport || e is BackupError.ServerUnavailable
+
+    /** The version the server holds when it holds exactly [blob] (it stores the bytes it was sent); null otherwise, or when that cannot be learnt now. */
+    private suspend fun storedVersion(blob: ByteArray): String? = try {
+        backup.load()?.takeIf { it.blob.contentEquals(blob) }?.syncId
+    } catch (e: BackupError) {
+        null
     }
 
     private fun decode(plaintext: ByteArray): VaultDocument = try { VaultDocument.parse(plaintext) } catch (e: IllegalArgumentException) {

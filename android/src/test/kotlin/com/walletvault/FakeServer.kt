@@ -22,6 +22,8 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     val requests = ArrayList<HttpRequest>()
     @Volatile var failNext = 0
     @Volatile var networkErrorsNext = 0
+    /** Saves stored whose answers are then lost (the connection drops on the way back), as many as this says. */
+    @Volatile var saveAnswersLostNext = 0
     @Volatile var rateLimitSaves = false
     @Volatile var unauthorizedNext = 0
     @Volatile var tokenLifetimeSeconds = 600L
@@ -96,6 +98,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
                     versions.add(Stored(body, id))
                     saves.incrementAndGet()
                     announce()
+                    if (saveAnswersLostNext > 0) { saveAnswersLostNext--; throw IOException("connection reset after the save was stored") }
                     json(200, "ok" to JsonValue.Bool(true), "sync_id" to Json.str(id), "bytes" to Json.int(body.size.toLong()), headers = mapOf("ETag" to "\"$id\""))
                 }
             }
