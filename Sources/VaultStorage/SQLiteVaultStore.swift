@@ -193,19 +193,6 @@ public final class SQLiteVaultStore: VaultStore {
             try read(SQLiteWriter.recentSavesSQL, [.blob(key.bytes), .integer(horizon), .integer(Int64(limit))]) { $0.integer(0) }
         }
         if case .limited = decision { return .rateLimited(decision) }
-        // So is a save its precondition or writer proof refuses against the committed version: refused saves do not
-        // count toward the cap, so each would otherwise be a file write and two syncs for free. Answering from the
-        // committed version orders the save before any still in flight, as if it had come a moment earlier; the
-        // batch checks both again against the version the save replaces.
-        let committed = try read(SQLiteWriter.currentVersionSQL, [.blob(request.key.bytes)], row: SQLiteWriter.currentVersion(of:)).first
-        guard request.precondition.admits(current: committed?.syncID) else { return .conflict(current: committed) }
-        guard WriterProof.admits(request.proof, current: committed) else { return .writerRefused }
-        let request =
-            if let proof = request.proof, let committed, let writeKey = committed.writeKey {
-                request.proving(proof.verified(writeKey: writeKey, storedSyncID: committed.syncID))
-            } else {
-                request
-            }
         // Written here, and synced (the file and its directory entry) while the save waits for its batch: the batch
         // commits a row naming it only once that sync succeeded.
         let file = try bodies.write(request.body)

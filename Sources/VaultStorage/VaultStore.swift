@@ -183,13 +183,6 @@ public struct SaveRequest: Sendable {
         self.writeKey = writeKey
         self.proof = proof
     }
-
-    /// The same save carrying `proof` instead.
-    func proving(_ proof: WriterProof) -> SaveRequest {
-        SaveRequest(
-            key: key, body: body, header: header, precondition: precondition, rateLimit: rateLimit, now: now,
-            writeKey: writeKey, proof: proof)
-    }
 }
 
 /// What became of a save.

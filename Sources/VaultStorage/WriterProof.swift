@@ -20,12 +20,4 @@ public struct WriterProof: Sendable {
         guard let current, let writeKey = current.writeKey else { return true }
         return proof?.verifies(writeKey, current.syncID) ?? false
     }
-
-    /// This proof, known to verify for `writeKey` at `storedSyncID` without checking that again: a store that checked
-    /// it against the committed version before writing the save's body checks the version it replaces once more in
-    /// its transaction, where the same version needs no second P-256 verification.
-    func verified(writeKey: Data, storedSyncID: UTCTimestamp) -> WriterProof {
-        let verifies = self.verifies
-        return WriterProof { key, syncID in (key == writeKey && syncID == storedSyncID) || verifies(key, syncID) }
-    }
 }
