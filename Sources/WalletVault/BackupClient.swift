@@ -66,7 +66,9 @@ public struct BackupClient: Sendable {
             for header in writerHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
         }
         guard response.statusCode == 200 else { throw Self.error(response, data) }
-        guard let syncID = ServerErrorBody(data).string(WireName.syncID) else {
+        // Kept as this device's version, a sync ID that is no timestamp would go out as an `If-Match` naming no
+        // entity tag, which a client library may drop as empty: the next save would then be unconditional.
+        guard let syncID = ServerErrorBody(data).string(WireName.syncID), UTCTimestamp(rfc3339: syncID) != nil else {
             throw .rejected(status: 200, code: "malformed_save_response")
         }
         return syncID

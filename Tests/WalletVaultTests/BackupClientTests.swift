@@ -76,10 +76,12 @@ struct BackupClientTests {
             }) == 1 {
                 return (401, [:], jsonBody(["error": "invalid_token"]))
             }
-            return (200, ["ETag": "\"s\""], jsonBody(["ok": true, "sync_id": "s", "bytes": 2]))
+            return (
+                200, ["ETag": "\"2026-01-01T00:00:00.000Z\""], jsonBody(["ok": true, "sync_id": "2026-01-01T00:00:00.000Z", "bytes": 2])
+            )
         }
         let (_, backup) = client(transport)
-        #expect(try await backup.save(Data("{}".utf8)) == "s")
+        #expect(try await backup.save(Data("{}".utf8)) == "2026-01-01T00:00:00.000Z")
         #expect(transport.count(path: "wallet-session-token.ashx") == 2)
         #expect(transport.count(path: "wallet-backup.ashx") == 2)
 
@@ -158,6 +160,22 @@ struct BackupClientTests {
         }
         let sent = try #require(transport.requests.last?.url)
         #expect(sent.query == "action=load&sync_id=2026-08-12T19:00:00.000Z")
+    }
+
+    /// A save answer whose `sync_id` is no timestamp is refused: kept as this device's version, it would become an
+    /// `If-Match` with no entity tag in it, which a client library may drop, turning the next save unconditional
+    /// (review of 2026-12-03).
+    @Test func aSaveAnswerWhoseSyncIDIsNoTimestampIsRefused() async throws {
+        for syncID in ["", "v1", "2026-08-12T19:00:00+02:00", "\"2026-08-12T19:00:00.000Z\""] {
+            let transport = MockTransport { request, _ in
+                request.url!.path.hasSuffix("wallet-session-token.ashx")
+                    ? (200, [:], sessionAnswer) : (200, [:], jsonBody(["ok": true, "sync_id": syncID, "bytes": 2]))
+            }
+            let (_, backup) = client(transport)
+            await #expect(throws: BackupError.rejected(status: 200, code: "malformed_save_response")) {
+                try await backup.save(Data("{}".utf8))
+            }
+        }
     }
 
     @Test func versionsAndErasureSpeakTheContract() async throws {

@@ -306,7 +306,10 @@ class BackupClient(
         headers.putAll(WriteProof.headers("save", basis, next, (precondition as? Precondition.IfMatch)?.syncId, blob))
         val response = send("POST", "save", headers, blob)
         if (response.status != 200) throw error(response)
-        return errorBody(response.body)?.get("sync_id")?.string ?: throw BackupError.Rejected(200, "malformed_save_response")
+        // Kept as this device's version, a sync_id that is no timestamp would go out as an If-Match naming no entity
+        // tag, which a client library may drop as empty: the next save would then be unconditional.
+        return errorBody(response.body)?.get("sync_id")?.string?.takeIf { UtcTime.parse(it) != null }
+            ?: throw BackupError.Rejected(200, "malformed_save_response")
     }
 
     /**

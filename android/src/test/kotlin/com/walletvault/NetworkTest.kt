@@ -119,6 +119,29 @@ class NetworkTest {
         assertEquals(before, server.requests.size, "a too-large blob is refused before any request")
     }
 
+    /** As Swift's `aSaveAnswerWhoseSyncIDIsNoTimestampIsRefused`: kept as this device's version, such a `sync_id`
+     *  would become an `If-Match` naming no entity tag, which a client library may drop (review of 2026-12-03). */
+    @Test
+    fun aSaveAnswerWhoseSyncIdIsNoTimestampIsRefused() {
+        for (syncId in listOf("", "v1", "2026-08-12T19:00:00+02:00", "\"2026-08-12T19:00:00.000Z\"")) {
+            val lying = object : HttpTransport {
+                override suspend fun send(request: HttpRequest): HttpResponse =
+                    if (request.url.contains("wallet-backup.ashx")) {
+                        HttpResponse(200, emptyMap(), Json.write(Json.obj("ok" to JsonValue.Bool(true), "sync_id" to Json.str(syncId))))
+                    } else {
+                        server.send(request)
+                    }
+            }
+            val liar = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, lying, clock), lying, clock)
+            try {
+                runSuspending { liar.save(blob) }
+                fail<Unit>("the sync_id \"$syncId\" was taken")
+            } catch (e: BackupError.Rejected) {
+                assertEquals("malformed_save_response", e.code)
+            }
+        }
+    }
+
     @Test
     fun retriesAreBoundedAndJittered() {
         runSuspending { client.save(blob) }
