@@ -83,7 +83,7 @@ public final class CachingVaultStore: VaultStore {
             outcome = try base.save(request)
         } catch {
             // A failed save may or may not have committed; forget rather than guess.
-            endWrite(request.key, leaving: nil)
+            endWrite(request.key, leaving: .nothing)
             throw error
         }
         switch outcome {
@@ -109,7 +109,7 @@ public final class CachingVaultStore: VaultStore {
         // Counted as a write: a save or load racing the erasure must not leave the erased blob behind.
         beginWrite(key)
         state.withLock { forget(key, in: &$0) }
-        defer { endWrite(key, leaving: nil) }
+        defer { endWrite(key, leaving: .nothing) }
         return try base.delete(key, proof: proof)
     }
 
@@ -132,6 +132,8 @@ public final class CachingVaultStore: VaultStore {
         case unchanged
         /// This version, the store's newest if no other write of the key overlapped.
         case version(StoredVault)
+        /// No entry: an erasure, or a save whose outcome is not known.
+        case nothing
     }
 
     private func beginWrite(_ key: StorageKey) {
@@ -147,10 +149,10 @@ public final class CachingVaultStore: VaultStore {
         }
     }
 
-    /// Ends a write begun by `beginWrite`; `leaving` nil forgets the key. Overlapping writes of one key forget it too:
+    /// Ends a write begun by `beginWrite`. Overlapping writes of one key forget it too:
     /// two saves that commit in one order can reach here in the other, and a save that committed just before an
     /// erasure can reach here after it.
-    private func endWrite(_ key: StorageKey, leaving: Leaving?) {
+    private func endWrite(_ key: StorageKey, leaving: Leaving) {
         state.withLock { state in
             guard var writers = state.writers[key] else { return }
             writers.count -= 1
@@ -158,7 +160,7 @@ public final class CachingVaultStore: VaultStore {
             switch leaving {
             case .unchanged where !writers.contended: return
             case .version(let vault) where !writers.contended: remember(vault, for: key, evicting: true, in: &state)
-            default: forget(key, in: &state)
+            case .unchanged, .version, .nothing: forget(key, in: &state)
             }
         }
     }

@@ -276,11 +276,8 @@ class VaultSyncEngine(
 
     private fun ownKeys(): List<KeyEncryptionKey> {
         val pairing = pairingKey()
-        val device = try { deviceKeys.current() } catch (e: VaultException.Invalidated) {
-            // A device pairing again reads through its pairing key; without one, the lost key is what to report.
-            if (pairing == null) throw e
-            null
-        }
+        // A device pairing again reads through its pairing key; without one, the lost key is what to report.
+        val device = if (pairing == null) deviceKeys.current() else liveDeviceKey()
         return listOfNotNull(device, pairing)
     }
 
