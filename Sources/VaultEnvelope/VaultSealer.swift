@@ -191,10 +191,19 @@ public struct VaultSealer: Sendable {
     /// Call it after a successful upload; until then a failed upload leaves the counter store unchanged.
     /// - Throws: what the counter store throws.
     public func markAccepted(_ sealed: SealedVault) async throws {
-        if let identity = sealed.state.identity { try await counterStore.pin(identity.anchor, for: sealed.state.vaultID) }
-        try await counterStore.advance(sealed.state.vaultID, to: sealed.state.counter)
-        if let digest = try SeenVersions.digest(of: sealed.state.envelope) {
-            try await counterStore.remember(digest, counter: sealed.state.counter, for: sealed.state.vaultID)
+        try await markAccepted(sealed.state)
+    }
+
+    /// Records that the server accepted the version whose state is `state`, as `markAccepted(_:)` does for a sealed
+    /// one: for a version this device sealed and keeps the exact bytes of, opened again because the answer to its
+    /// upload was lost.
+    ///
+    /// - Throws: what the counter store throws.
+    public func markAccepted(_ state: VaultState) async throws {
+        if let identity = state.identity { try await counterStore.pin(identity.anchor, for: state.vaultID) }
+        try await counterStore.advance(state.vaultID, to: state.counter)
+        if let digest = try SeenVersions.digest(of: state.envelope) {
+            try await counterStore.remember(digest, counter: state.counter, for: state.vaultID)
         }
     }
 

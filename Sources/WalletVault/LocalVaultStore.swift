@@ -204,15 +204,34 @@ public struct LocalVaultStore: Sendable {
     /// The blob last synced (ciphertext, as the server holds it).
     public func syncedBlob() -> Data? { try? Data(contentsOf: url("synced.blob")) }
 
-    /// Removes the vault's contents from this device (working copy, synced copy and blob) after an erasure, and
+    /// The blob of a create sent but not known to be stored (ciphertext, as sent), nil when none is pending.
+    public func pendingCreate() -> Data? { try? Data(contentsOf: url(Self.pendingCreateFile)) }
+
+    /// Keeps the blob of a create about to be sent, so that a create whose answer is lost can be recognised on the
+    /// server by its exact bytes later.
+    ///
+    /// - Throws: `SyncError` `.localStorage`.
+    public func savePendingCreate(_ blob: Data) throws(SyncError) { try write(blob, to: Self.pendingCreateFile) }
+
+    /// Forgets the pending create: stored and recorded, or known not to be on the server.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the file cannot be removed.
+    public func clearPendingCreate() throws(SyncError) { try remove(Self.pendingCreateFile) }
+
+    private static let pendingCreateFile = "create.blob"
+
+    /// Removes the vault's contents from this device (working copy, synced copy, blob, pending create) after an erasure, and
     /// records when; the device key stays, for a vault created or joined later.
     ///
     /// - Throws: `SyncError` `.localStorage` when a file cannot be removed or the record written.
     public func eraseVault(at time: UTCTimestamp) throws(SyncError) {
-        for name in ["working.sealed", "synced.sealed", "synced.blob"] where FileManager.default.fileExists(atPath: url(name).path) {
-            do { try FileManager.default.removeItem(at: url(name)) } catch { throw SyncError(.localStorage, "cannot remove \(name)") }
-        }
+        for name in ["working.sealed", "synced.sealed", "synced.blob", Self.pendingCreateFile] { try remove(name) }
         try save(SyncRecord(syncedVersion: nil, hasLocalEdits: false, nextAttemptAt: nil, erasedAt: time.millisecondsSinceEpoch))
+    }
+
+    private func remove(_ name: String) throws(SyncError) {
+        guard FileManager.default.fileExists(atPath: url(name).path) else { return }
+        do { try FileManager.default.removeItem(at: url(name)) } catch { throw SyncError(.localStorage, "cannot remove \(name)") }
     }
 
     private func atRestKey() throws(SyncError) -> SymmetricKey { try atRestKeys.atRestKey() }

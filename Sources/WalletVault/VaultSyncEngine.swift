@@ -120,20 +120,62 @@ public actor VaultSyncEngine {
     /// Creates the vault on the server, wrapped for this device's key and the recovery paths given.
     ///
     /// A create whose answer was lost is taken as saved when the server holds exactly the blob sent, also when the
-    /// client's resend of it met the 409 its first attempt caused.
-    /// - Throws: `SyncError` `.server` with `.conflict` when another vault already exists (pair or recover instead).
+    /// client's resend of it met the 409 its first attempt caused. When that could not be learnt either (the check's
+    /// load failed too), the create fails, and calling it again adopts the vault of that attempt if the server holds
+    /// its exact bytes (kept on this device until then), keeping edits made meanwhile as pending.
+    /// - Throws: `SyncError` `.server` with `.conflict` when another vault already exists (pair or recover instead),
+    ///   `.server` when the server cannot be reached, `.localStorage`.
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             let device = try keys.deviceKeyCreatingIfNeeded()
+            if let pending = store.pendingCreate(), let version = try await adoptPendingCreate(pending, device: device) {
+                return .created(version: version)
+            }
             let working = try readWorking()
             let document = working.document ?? VaultDocument()
             let recipients =
                 [VaultSealer.Recipient(device, label: deviceLabel)]
                 + recoveryPaths.map { VaultSealer.Recipient($0.key, label: $0.label) }
             let sealed = try await envelopeCall { try await sealer.create(encode(document), vaultID: Self.vaultID, recipients: recipients) }
+            try store.savePendingCreate(sealed.blob)
             let version = try await upload(sealed, document: document, basedOn: working, precondition: .absent)
+            try store.clearPendingCreate()
             return .created(version: version)
         }
+    }
+
+    /// Adopts an earlier create whose outcome was not learnt, when the server holds exactly its blob: its counter
+    /// and anchor are recorded as an accepted upload's are, and the working copy, which descends from the content
+    /// sealed, stays as it is, pending when it changed since. Returns the version, or nil (the pending create
+    /// forgotten) when the server holds something else or nothing: then a new create decides.
+    ///
+    /// The byte comparison is what makes the vault this device's own: opened without it, a vault read through a
+    /// public-key entry with no anchor pinned would be any writer's that knows the device's public key.
+    /// - Throws: `SyncError` `.server` when the server cannot be asked (the pending create is kept for the next try).
+    private func adoptPendingCreate(_ pending: Data, device: any DeviceKey) async throws(SyncError) -> String? {
+        let stored: BackupClient.Snapshot?
+        do {
+            if case .blob(let snapshot) = try await backup.load() { stored = snapshot } else { stored = nil }
+        } catch .notFound {
+            stored = nil
+        } catch {
+            throw Self.serverError("checking the earlier create failed", error)
+        }
+        guard let snapshot = stored, snapshot.blob == pending else {
+            try store.clearPendingCreate()
+            return nil
+        }
+        let opened = try await envelopeCall {
+            try await opener.openForConfirmation(snapshot.blob, vaultID: Self.vaultID, keys: device.unwrappingKeys)
+        }
+        let document = try decode(opened.plaintext)
+        try await envelopeCall { try await sealer.markAccepted(opened.state) }
+        let working = try store.workingCopy() ?? document
+        try store.commitSynced(
+            document, blob: snapshot.blob, working: working,
+            record: LocalVaultStore.SyncRecord(syncedVersion: snapshot.syncID, hasLocalEdits: working != document, nextAttemptAt: nil))
+        try store.clearPendingCreate()
+        return snapshot.syncID
     }
 
     // MARK: - Syncing

@@ -251,6 +251,77 @@ struct SDKEndToEndTests {
         #expect(try await b.values() == ["passport": .string("P1")])
     }
 
+    /// The create reaches the server and its answer is lost, and so is the load that would have shown the vault to be
+    /// the one sent (each of the client's two attempts at both): the create fails, and trying again adopts the vault of the first attempt (the exact bytes this
+    /// device sent, which it kept) instead of meeting a conflict with its own vault, which no device could then open
+    /// without a recovery code.
+    @Test func aCreateWhoseAnswerAndCheckWereLostIsAdoptedWhenTriedAgain() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play([.answerLost], to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        do throws(SyncError) {
+            _ = try await a.engine.createVault()
+            Issue.record("the create succeeded without an answer or a check")
+        } catch {
+            #expect(error.code == .server)
+        }
+        guard case .blob(let first) = try await a.backup.load() else {
+            Issue.record("the first attempt stored nothing")
+            return
+        }
+        #expect(try await a.engine.createVault() == .created(version: first.syncID))
+        guard case .blob(let stored) = try await a.backup.load() else {
+            Issue.record("nothing stored")
+            return
+        }
+        #expect(stored.blob == first.blob, "the retry stored a second vault")
+        try await a.set("passport", "P1")
+        guard case .pushed = try await a.engine.sync() else {
+            Issue.record("A cannot save over its own vault")
+            return
+        }
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        #expect(try await b.values() == ["passport": .string("P1")])
+    }
+
+    /// A pending create the server does not hold (its request never arrived) is forgotten by the next create, which
+    /// makes a new vault; one where another vault is stored still meets the conflict.
+    @Test func aPendingCreateTheServerDoesNotHoldGivesWayToANewOne() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play([.networkError, .networkError], to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        await requireError(.server) { _ = try await a.engine.createVault() }
+        guard case .created(let version) = try await a.engine.createVault() else {
+            Issue.record("no new create")
+            return
+        }
+        guard case .blob(let stored) = try await a.backup.load() else {
+            Issue.record("nothing stored")
+            return
+        }
+        #expect(stored.syncID == version)
+        let b = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "B", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play([.answerLost], to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        await requireError(.server) { _ = try await b.engine.createVault() }
+        do throws(SyncError) {
+            _ = try await b.engine.createVault()
+            Issue.record("B adopted A's vault")
+        } catch {
+            guard case .conflict? = error.backupError else {
+                Issue.record("expected a conflict, got \(error)")
+                return
+            }
+        }
+    }
+
     @Test func aCreateOverAnotherDevicesVaultIsStillAConflict() async throws {
         let server = try InProcessServer()
         let user = UUID().uuidString

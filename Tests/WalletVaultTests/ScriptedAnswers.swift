@@ -6,8 +6,8 @@ import WalletVault
     import FoundationNetworking
 #endif
 
-/// Answers long-polls (loads with `wait`) and saves from a script while it has entries for them; everything else,
-/// and whatever comes once a script ran out, goes to `inner`.
+/// Answers long-polls (loads with `wait`), other loads and saves from a script while it has entries for them;
+/// everything else, and whatever comes once a script ran out, goes to `inner`.
 final class ScriptedAnswers: HTTPTransport, Sendable {
     enum Outcome: Sendable {
         case rateLimited(retryAfter: Int)
@@ -22,6 +22,8 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
     /// Which requests a script answers.
     enum Requests: Sendable, Hashable {
         case longPolls
+        /// Loads without `wait`.
+        case loads
         case saves
     }
 
@@ -41,6 +43,7 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
         let items = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
         if items.contains(where: { $0.name == "wait" }) { return .longPolls }
         if items.contains(where: { $0.name == "action" && $0.value == "save" }) { return .saves }
+        if items.contains(where: { $0.name == "action" && $0.value == "load" }) { return .loads }
         return nil
     }
 
