@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import VaultCore
 
@@ -11,13 +12,15 @@ import VaultCore
 /// of one user finishing in either order leave the newer. A recorded file may have been removed since (a trim, an
 /// erasure): the load then finds it gone and asks the database, as for a row read before a removal.
 final class SQLiteLatestVersions: Sendable {
-    /// A version as a load answers it: its headers and its body file.
+    /// A version as a load answers it (its headers and its body file), with the write key a save replacing it must
+    /// prove, so a save that would be refused is told so before its body reaches the disk.
     struct Version: Sendable {
         let syncID: UTCTimestamp
         let updatedUtc: String
         let hint: String?
         let file: String
         let length: Int
+        let writeKey: Data?
     }
 
     private struct State {

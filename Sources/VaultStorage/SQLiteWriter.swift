@@ -5,6 +5,9 @@ import VaultCore
 final class SQLiteWriter: SaveSteps, @unchecked Sendable {
     /// The instants of a user's newest `?3` saves after `?2`: what the hourly cap counts.
     static let recentSavesSQL = "SELECT at_ms FROM save_events WHERE storage_key = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?"
+    /// A user's newest version: its stamp, header fields and write key (`currentVersion(of:)` reads the row).
+    static let currentVersionSQL =
+        "SELECT sync_ms, updated_utc, hint, write_key FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1"
 
     // @unchecked: used only while holding the store's writer lock.
     let connection: SQLiteConnection
@@ -26,8 +29,7 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
         self.connection = connection
         lastSyncID = try connection.prepare("SELECT last_sync_ms FROM vault_users WHERE storage_key = ?")
         recentSaves = try connection.prepare(Self.recentSavesSQL)
-        current = try connection.prepare(
-            "SELECT sync_ms, updated_utc, hint, write_key FROM vault_versions WHERE storage_key = ? ORDER BY sync_ms DESC LIMIT 1")
+        current = try connection.prepare(Self.currentVersionSQL)
         insertVersion = try connection.prepare(
             """
             INSERT INTO vault_versions (storage_key, sync_ms, updated_utc, hint, body, write_key, body_file, body_bytes)
@@ -61,11 +63,14 @@ final class SQLiteWriter: SaveSteps, @unchecked Sendable {
     }
 
     func currentVersion(_ key: StorageKey) throws(StoreError) -> StoredVault? {
-        try current.query([.blob(key.bytes)]) { row in
-            StoredVault(
-                syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "",
-                hint: row.text(2), body: Data(), writeKey: row.isNull(3) ? nil : row.blob(3))
-        }.first
+        try current.query([.blob(key.bytes)], row: Self.currentVersion(of:)).first
+    }
+
+    /// The version a `currentVersionSQL` row names, its body left empty.
+    static func currentVersion(of row: SQLiteStatement) -> StoredVault {
+        StoredVault(
+            syncID: UTCTimestamp(millisecondsSinceEpoch: row.integer(0)), updatedUtc: row.text(1) ?? "", hint: row.text(2),
+            body: Data(), writeKey: row.isNull(3) ? nil : row.blob(3))
     }
 
     func write(_ request: SaveRequest, syncID: UTCTimestamp, keeping: Int, forgettingThrough horizon: Int64) throws(StoreError) {

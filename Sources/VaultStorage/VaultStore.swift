@@ -183,6 +183,17 @@ public struct SaveRequest: Sendable {
         self.writeKey = writeKey
         self.proof = proof
     }
+
+    /// The same save, its proof known to verify for a stored version stamped `syncID` that names `storedWriteKey`
+    /// (nil: none, and then the save is returned as it is).
+    func proving(verifiedFor storedWriteKey: Data?, at syncID: UTCTimestamp) -> SaveRequest {
+        guard let storedWriteKey, let proof = proof?.verified(writeKey: storedWriteKey, storedSyncID: syncID) else {
+            return self
+        }
+        return SaveRequest(
+            key: key, body: body, header: header, precondition: precondition, rateLimit: rateLimit, now: now,
+            writeKey: writeKey, proof: proof)
+    }
 }
 
 /// What became of a save.

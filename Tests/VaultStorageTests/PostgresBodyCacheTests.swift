@@ -180,7 +180,7 @@ struct PostgresBodyCacheTests {
 
     @Test func startingEmptiesTheDirectory() throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: directory + "/left-by-a-crash", contents: Data("old body".utf8))
+        _ = FileManager.default.createFile(atPath: directory + "/left-by-a-crash", contents: Data("old body".utf8))
         _ = try cache()
         #expect(fileNames().isEmpty)
     }

@@ -110,15 +110,88 @@ struct SQLiteBodyFileTests {
         #expect(bodyFileCount() == 2)
         #expect(!diskHolds(bodies[0]) && !diskHolds(bodies[1]))
         #expect(diskHolds(bodies[2]) && diskHolds(bodies[3]))
-        // A conflict writes its file before the batch decides, and the batch removes it.
+        // A conflict with the committed version is refused before its body reaches the disk: a file made and removed
+        // again would still change the directory's modification time (review of 2026-12-03, F3).
+        let before = try directoryModification()
         let refused = Self.body("refused")
         let outcome = try store.save(request(refused, at: 9000, precondition: .absent))
         guard case .conflict = outcome else {
             Issue.record("expected a conflict, got \(outcome)")
             return
         }
+        #expect(try directoryModification() == before)
         #expect(bodyFileCount() == 2)
         #expect(!diskHolds(refused))
+    }
+
+    /// A save without the proof the stored version's write key asks for writes no body file either (F3), and one with
+    /// a valid proof is checked once before its file is written and again in its batch, against the same version.
+    @Test func aSaveItsWriterProofRefusesWritesNoBodyFile() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let base = request(Self.body("member"), at: 1000)
+        let member = SaveRequest(
+            key: key, body: base.body, header: base.header, precondition: .none, rateLimit: base.rateLimit, now: base.now,
+            writeKey: Data(repeating: 7, count: 64))
+        guard case .saved = try store.save(member) else {
+            Issue.record("the member's save")
+            return
+        }
+        let before = try directoryModification()
+        let stranger = Self.body("no proof")
+        #expect(try store.save(request(stranger, at: 2000)) == .writerRefused)
+        let wrong = request(Self.body("wrong proof"), at: 3000)
+        let refused = SaveRequest(
+            key: key, body: wrong.body, header: wrong.header, precondition: .none, rateLimit: wrong.rateLimit, now: wrong.now,
+            proof: WriterProof { _, _ in false })
+        #expect(try store.save(refused) == .writerRefused)
+        #expect(try directoryModification() == before)
+        #expect(!diskHolds(stranger) && !diskHolds(wrong.body))
+        let checks = Mutex(0)
+        let next = request(Self.body("next"), at: 4000)
+        let proven = SaveRequest(
+            key: key, body: next.body, header: next.header, precondition: .none, rateLimit: next.rateLimit, now: next.now,
+            proof: WriterProof { writeKey, _ in
+                checks.withLock { $0 += 1 }
+                return writeKey == Data(repeating: 7, count: 64)
+            })
+        guard case .saved = try store.save(proven) else {
+            Issue.record("a save with a valid proof")
+            return
+        }
+        #expect(checks.withLock { $0 } == 1, "the proof is verified once for one stored version")
+    }
+
+    /// A store opened on an existing database knows no user's newest version yet: a refused save is still refused
+    /// before its file is written, from the committed row, and so it is after a load recorded the version (whose
+    /// write key the index must then carry, or the proofless save would pass its check and write its file).
+    @Test func aRefusedSaveWritesNoBodyFileBeforeAndAfterTheStoreLearnsTheVersion() throws {
+        let base = request(Self.body("member"), at: 1000)
+        do {
+            let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+            let member = SaveRequest(
+                key: key, body: base.body, header: base.header, precondition: .none, rateLimit: base.rateLimit,
+                now: base.now, writeKey: Data(repeating: 7, count: 64))
+            guard case .saved = try store.save(member) else {
+                Issue.record("the member's save")
+                return
+            }
+            store.close()
+        }
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        let before = try directoryModification()
+        let unproven = Self.body("unproven")
+        #expect(try store.save(request(unproven, at: 2000)) == .writerRefused)
+        let creation = Self.body("creation")
+        guard case .conflict(let current) = try store.save(request(creation, at: 3000, precondition: .absent)) else {
+            Issue.record("a create over a stored version")
+            return
+        }
+        #expect(current?.syncID == UTCTimestamp(millisecondsSinceEpoch: 1000))
+        #expect(try store.load(key)?.body == base.body)
+        let afterLoad = Self.body("after load")
+        #expect(try store.save(request(afterLoad, at: 4000)) == .writerRefused)
+        #expect(try directoryModification() == before)
+        #expect(!diskHolds(unproven) && !diskHolds(creation) && !diskHolds(afterLoad))
     }
 
     @Test func aSaveOverTheHourlyCapWritesNoBodyFile() throws {

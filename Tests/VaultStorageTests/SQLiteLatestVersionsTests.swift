@@ -12,7 +12,7 @@ struct SQLiteLatestVersionsTests {
     func version(_ milliseconds: Int64, file: String? = nil) -> SQLiteLatestVersions.Version {
         .init(
             syncID: UTCTimestamp(millisecondsSinceEpoch: milliseconds), updatedUtc: "2026-08-12T19:00:00Z", hint: nil,
-            file: file ?? "file-\(milliseconds)", length: 10)
+            file: file ?? "file-\(milliseconds)", length: 10, writeKey: nil)
     }
 
     @Test func aLoadsFindingIsNotAdmittedAfterAWriteSinceItBegan() {
