@@ -121,8 +121,8 @@ public actor VaultSyncEngine {
     ///
     /// A create whose answer was lost is taken as saved when the server holds exactly the blob sent, also when the
     /// client's resend of it met the 409 its first attempt caused. When that could not be learnt either (the check's
-    /// load failed too), the create fails, and calling it again adopts the vault of that attempt if the server holds
-    /// its exact bytes (kept on this device until then), keeping edits made meanwhile as pending.
+    /// load failed too), the create fails, and calling it (or `sync()`) again adopts the vault of that attempt if the
+    /// server holds its exact bytes (kept on this device until then).
     /// - Throws: `SyncError` `.server` with `.conflict` when another vault already exists (pair or recover instead),
     ///   `.server` when the server cannot be reached, `.localStorage`.
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
@@ -291,8 +291,11 @@ public actor VaultSyncEngine {
     private func syncNow() async throws(SyncError) -> SyncReport {
         // A dead key is otherwise noticed only when a new version must be opened: a device whose copy is current
         // would report "up to date" while it can neither save nor read anything newer. Reading it prompts no one.
-        _ = try keys.currentDeviceKey()
+        let device = try keys.currentDeviceKey()
         try requireAntiRollbackState()
+        // A create whose outcome was not learnt: without adopting it here, its own vault would read as one this device
+        // was never confirmed for (no anchor pinned), and the app would be told to pair or recover.
+        if let pending = store.pendingCreate(), let device { _ = try await adoptPendingCreate(pending, device: device) }
         do throws(SyncError) {
             for _ in 0..<Self.maxRounds {
                 if let report = try await syncRound() { return report }
