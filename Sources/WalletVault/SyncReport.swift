@@ -7,7 +7,7 @@ public enum SyncReport: Sendable, Equatable {
     case upToDate(version: String)
     /// The vault was created on the server.
     case created(version: String)
-    /// Local edits were saved.
+    /// Local edits were saved; or this device's own key entry was, after the save enrolling it at a restore had failed.
     case pushed(version: String)
     /// The server's newer vault replaced the local copy (nothing local was lost).
     case restored(version: String)

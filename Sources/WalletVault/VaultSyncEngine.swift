@@ -182,6 +182,8 @@ public actor VaultSyncEngine {
 
     /// One sync: load, decide, and restore, save or merge, retrying when another device raced this one.
     ///
+    /// A save that enrolls this device's own key (seed §5) and failed after a restore is made again by the next sync,
+    /// also when nothing else changed.
     /// - Throws: `SyncError`: `.noAccess` (pair or recover), `.keyInvalidated`, `.rollbackDetected`,
     ///   `.tampered`, `.unresolvedConflict`, `.tooLarge`, `.server`.
     public func sync() async throws(SyncError) -> SyncReport {
@@ -332,12 +334,13 @@ public actor VaultSyncEngine {
         do throws(SyncError) {
             switch planner.plan(local: local, remote: remote) {
             case .upToDate:
-                return .upToDate(version: record.syncedVersion ?? "")
+                return try await enrollInSyncedVersion(record: record, working: working) ?? .upToDate(version: record.syncedVersion ?? "")
             case .createRemote:
                 throw SyncError(.noVault, "no vault on the server; create one")
             case .push(let basedOn):
                 guard let document = working.document else { return nil }
-                let state = try await openSynced()
+                let synced = try await openSynced()
+                let state = try await enrollingThisDevice(in: synced) ?? synced
                 let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: state) }
                 return .pushed(
                     version: try await upload(
@@ -388,16 +391,47 @@ public actor VaultSyncEngine {
             document, blob: snapshot.blob, working: document,
             record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
         // Seed §5: the first restore on a device enrolls that device's own key, then saves.
-        let device = try keys.deviceKeyCreatingIfNeeded()
-        guard !opened.state.entries.contains(where: { $0.kekID == device.kekID }) else { return .restored(version: version) }
+        guard let enrolled = try await enrollingThisDevice(in: opened.state) else { return .restored(version: version) }
         let restored = WorkingRead(document: document, generation: editGeneration)
-        var enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: opened.state) }
+        let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }
+        return .restored(version: try await upload(sealed, document: document, basedOn: restored, precondition: .ifMatch(syncID: version)))
+    }
+
+    /// `state` with this device's own entry enrolled (seed §5) and the pairing entry that stood in for it dropped;
+    /// nil when the entry is there already or this device holds no key.
+    ///
+    /// Until it is saved, a device paired through its key's public half (a Secure Enclave key, whose own self-ECDH
+    /// entry only its holder can write) is a member only through that pairing entry. A restore enrolls it; every sync
+    /// round that saves enrolls it again while the version it saves over lacks it, as when the restore's save failed.
+    /// - Throws: `SyncError` when this device's key cannot be read or cannot wrap (`.notNow`, `.authenticationCanceled`,
+    ///   `.keyInvalidated`).
+    private func enrollingThisDevice(in state: VaultState) async throws(SyncError) -> VaultState? {
+        guard let device = try keys.currentDeviceKey(), !state.entries.contains(where: { $0.kekID == device.kekID }) else { return nil }
+        var enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: state) }
         if device.pairingKekID != device.kekID, enrolled.entries.contains(where: { $0.kekID == device.pairingKekID }) {
             // The pairing entry was this same key's public half; its own entry replaces it (no rotation: no one lost access).
             enrolled = try envelopeCall { [enrolled] in try sealer.revoke(kekID: device.pairingKekID, in: enrolled) }
         }
+        return enrolled
+    }
+
+    /// Saves this device's own entry into the synced version, which the server still holds, when it lacks it (a
+    /// restore whose enrolment save failed); nil when there is nothing to save.
+    ///
+    /// The synced blob's entry list is read without opening it, so an up-to-date sync of an enrolled device decrypts
+    /// nothing. While the server's hourly cap holds saves back the enrolment waits, as an edit does.
+    /// - Throws: `SyncError` as a push does: `.server` when the save fails, and what opening the synced copy throws.
+    private func enrollInSyncedVersion(record: LocalVaultStore.SyncRecord, working: WorkingRead) async throws(SyncError)
+        -> SyncReport?
+    {
+        guard let version = record.syncedVersion, let document = working.document, let device = try keys.currentDeviceKey(),
+            let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }),
+            !synced.entries.contains(where: { $0.kekID == device.kekID })
+        else { return nil }
+        if let next = record.nextAttemptAt, clock.now().millisecondsSinceEpoch < next { return nil }
+        guard let enrolled = try await enrollingThisDevice(in: try await openSynced()) else { return nil }
         let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }
-        return .restored(version: try await upload(sealed, document: document, basedOn: restored, precondition: .ifMatch(syncID: version)))
+        return .pushed(version: try await upload(sealed, document: document, basedOn: working, precondition: .ifMatch(syncID: version)))
     }
 
     /// How a merge of this device's edits with the cloud's content ends.
@@ -448,7 +482,8 @@ public actor VaultSyncEngine {
         case .takeCloud:
             return try await restore(snapshot, version: version, replacing: working)
         case .save(let chosen, let conflicts):
-            let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: opened.state) }
+            let state = try await enrollingThisDevice(in: opened.state) ?? opened.state
+            let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: state) }
             return .merged(
                 version: try await upload(sealed, document: chosen, basedOn: working, precondition: .ifMatch(syncID: version)),
                 conflicts: conflicts)

@@ -40,6 +40,125 @@ struct PlatformKeyTests {
         #expect(try await a.values()["licence"] == .string("L1"))
     }
 
+    /// A phone paired by a laptop whose enrolment save (its own self-ECDH entry in place of the pairing entry) fails on
+    /// both of the client's attempts, as `saveFailures` plays them: the pairing restored the vault all the same.
+    struct InterruptedEnrolment {
+        let laptop: SimulatedDevice
+        let phone: SimulatedDevice
+        /// The phone's own self-ECDH entry's kek_id, and the pairing entry's, which the laptop wrapped to.
+        let ownKekID: String
+        let pairingKekID: String
+        /// What confirming the pairing reported or threw.
+        let pairingReport: SyncReport?
+        let pairingError: SyncError?
+
+        init(saveFailures: [ScriptedAnswers.Outcome] = [.networkError, .unavailable]) async throws {
+            let server = try InProcessServer()
+            let user = UUID().uuidString
+            let lossy = ScriptedAnswers(server.transport())
+            laptop = try SimulatedDevice(server: server, user: user, label: "Laptop")
+            phone = try SimulatedDevice(
+                baseURL: server.baseURL, user: user, label: "iPhone", directory: nil, transport: lossy, conflictHandler: nil,
+                keychain: FakeKeychain())
+            _ = try await laptop.engine.createVault()
+            try await laptop.set("passport", "P1")
+            _ = try await laptop.engine.sync()
+            let request = try await phone.engine.pairingRequest()
+            ownKekID = Base64URL.encode(request.publicKey.rawRepresentation)
+            pairingKekID = PublicKeyRecipient(request.publicKey).kekID
+            // The phone's first save is the enrolment; the laptop's saves go by a transport of their own.
+            lossy.play(saveFailures, to: .saves)
+            do {
+                pairingReport = try await laptop.engine.pairAndConfirm(phone.engine)
+                pairingError = nil
+            } catch let error as SyncError {
+                pairingReport = nil
+                pairingError = error
+            }
+            #expect(try await phone.values() == ["passport": .string("P1")], "the restore was committed before the enrolment")
+            #expect(try await storedKekIDs().contains(pairingKekID))
+            #expect(try await storedKekIDs().contains(ownKekID) == false)
+        }
+
+        /// The kek_ids of the vault the server holds.
+        func storedKekIDs() async throws -> [String] {
+            guard case .blob(let stored) = try await laptop.backup.load() else { throw SyncError(.noVault, "nothing stored") }
+            return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
+        }
+
+        /// The server's vault has the phone's own entry and no pairing entry, and the laptop's entry is still there.
+        func expectEnrolled() async throws {
+            let stored = try await storedKekIDs()
+            #expect(stored.contains(ownKekID), "the phone's own entry was enrolled")
+            #expect(!stored.contains(pairingKekID), "the pairing entry was dropped")
+            #expect(stored.count == 2, "\(stored)")
+        }
+
+        /// Both devices read what the other saves from here on.
+        func expectBothRead(_ expected: [String: JSONValue]) async throws {
+            _ = try await laptop.engine.sync()
+            #expect(try await laptop.values() == expected)
+            try await laptop.set("after", "L")
+            _ = try await laptop.engine.sync()
+            _ = try await phone.engine.sync()
+            #expect(try await phone.values() == expected.merging(["after": .string("L")]) { $1 })
+        }
+    }
+
+    @Test func anUpToDateSyncEnrollsThePhoneWhoseEnrolmentSaveFailed() async throws {
+        let paired = try await InterruptedEnrolment()
+        #expect(paired.pairingError?.code == .server, "the enrolment's save failed: \(String(describing: paired.pairingReport))")
+        guard case .pushed = try await paired.phone.engine.sync() else {
+            Issue.record("the sync should have saved the enrolment")
+            return
+        }
+        try await paired.expectEnrolled()
+        guard case .upToDate = try await paired.phone.engine.sync() else {
+            Issue.record("an enrolled phone has nothing to save")
+            return
+        }
+        try await paired.expectBothRead(["passport": .string("P1")])
+    }
+
+    @Test func aPushEnrollsThePhoneWhoseEnrolmentSaveFailed() async throws {
+        let paired = try await InterruptedEnrolment()
+        try await paired.phone.set("licence", "L1")
+        guard case .pushed = try await paired.phone.engine.sync() else {
+            Issue.record("the phone's edit should be pushed")
+            return
+        }
+        try await paired.expectEnrolled()
+        try await paired.expectBothRead(["passport": .string("P1"), "licence": .string("L1")])
+    }
+
+    @Test func aMergeEnrollsThePhoneWhoseEnrolmentSaveFailed() async throws {
+        let paired = try await InterruptedEnrolment()
+        try await paired.laptop.set("a-only", "A")
+        _ = try await paired.laptop.engine.sync()
+        try await paired.phone.set("b-only", "B")
+        guard case .merged = try await paired.phone.engine.sync() else {
+            Issue.record("the phone's edit should be merged")
+            return
+        }
+        try await paired.expectEnrolled()
+        try await paired.expectBothRead(["passport": .string("P1"), "a-only": .string("A"), "b-only": .string("B")])
+    }
+
+    /// A 429 on the enrolment postpones it as it does an edit: the syncs before the next allowed attempt save nothing.
+    @Test func aRateLimitedEnrolmentWaitsForTheNextAllowedAttempt() async throws {
+        let paired = try await InterruptedEnrolment(saveFailures: [.rateLimited(retryAfter: 3600)])
+        guard case .rateLimited? = paired.pairingReport else {
+            Issue.record("the enrolment's save should be rate limited: \(String(describing: paired.pairingError))")
+            return
+        }
+        let stored = try await paired.storedKekIDs()
+        guard case .upToDate = try await paired.phone.engine.sync() else {
+            Issue.record("the enrolment waits for the next allowed attempt")
+            return
+        }
+        #expect(try await paired.storedKekIDs() == stored)
+    }
+
     @Test func aPhoneThatCreatesTheVaultWritesTheSelfECDHEntry() async throws {
         let server = try InProcessServer()
         let phone = try SimulatedDevice(server: server, user: UUID().uuidString, label: "iPhone", keychain: FakeKeychain())
