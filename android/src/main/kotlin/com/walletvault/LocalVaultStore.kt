@@ -11,7 +11,8 @@ import javax.crypto.spec.GCMParameterSpec
 /**
  * The device's local state, every file sealed with AES-256-GCM under [atRestKey] with the file's name as AAD:
  * the working copy, the last synced copy and blob, the sync record, the anti-rollback state (counters and anchors),
- * the single-use pairing key and the count of wrong confirmation codes typed for it.
+ * the single-use pairing key and the count of wrong confirmation codes typed for it, and the blob of a create not
+ * known to be stored.
  *
  * The anti-rollback state (issue 26, point 10) is what makes a server's replay or forgery detectable, so losing it
  * must not silently turn the checks off. It lives in one sealed file, [STATE], carrying a generation number that
@@ -137,6 +138,21 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     fun syncedBlob(): ByteArray? = read("synced-blob")
     fun saveWorkingCopy(document: VaultDocument) = write("working", document.encoded())
 
+    /** The blob of a create sent but not known to be stored (as sent), null when none is pending. */
+    internal fun pendingCreate(): ByteArray? = read(PENDING_CREATE)
+
+    /**
+     * Keeps the blob of a create about to be sent, so that a create whose answer and check were both lost can be
+     * recognised on the server by its exact bytes later. Throws [SyncException] `LOCAL_STORAGE`.
+     */
+    internal fun savePendingCreate(blob: ByteArray) = write(PENDING_CREATE, blob)
+
+    /**
+     * Forgets the pending create: stored and recorded, or known not to be on the server. One left behind does no
+     * harm: the next create compares it with what the server holds before using it.
+     */
+    internal fun clearPendingCreate() = delete(PENDING_CREATE)
+
     /**
      * Records a version the server holds: [synced] and its [blob] become the merge base, [working] the working copy,
      * [record] the bookkeeping; a crash or error part-way leaves a profile whose next sync loses no one's edit.
@@ -163,11 +179,12 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
 
     /**
      * After the server erased the vault ([VaultSyncEngine.eraseAccount]): drops the working and synced copies, the
-     * record and the wrong-code count, and starts the anti-rollback state afresh at a new generation (so the erased
-     * vault's counter and anchor do not make a new vault look rolled back or foreign). The device key is not here and stays.
+     * record, the wrong-code count and a pending create, and starts the anti-rollback state afresh at a new
+     * generation (so the erased vault's counter and anchor do not make a new vault look rolled back or foreign). The
+     * device key is not here and stays.
      */
     fun eraseVault() {
-        for (name in listOf("working", "synced", "synced-blob", "record", ATTEMPTS)) delete(name)
+        for (name in listOf("working", "synced", "synced-blob", "record", ATTEMPTS, PENDING_CREATE)) delete(name)
         reestablishAntiRollbackState(emptyMap(), emptyMap())
     }
 
@@ -347,6 +364,8 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         const val GENERATION = "state-generation"
         /** The wrong-code count of the pairing being confirmed: `{"kek_id": …, "wrong": n}`. */
         const val ATTEMPTS = "pairing-attempts"
+        /** The blob of a create sent but not known to be stored, as sent (vault ciphertext). */
+        internal const val PENDING_CREATE = "create-blob"
         private const val LEGACY_COUNTERS = "counters"
         private const val LEGACY_ANCHORS = "anchors"
     }

@@ -188,16 +188,52 @@ class VaultSyncEngine(
     /**
      * Creates the vault on the server, for this device (a new device key if it has none) and [recoveryPaths].
      * A create whose answer was lost is taken as saved when the server holds exactly the blob sent, also when the
-     * resend of it met the 409 its first attempt caused.
-     * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when another vault is stored already).
+     * resend of it met the 409 its first attempt caused. When that could not be learnt either (the check's load failed
+     * too), the create fails, and calling it again adopts the vault of that attempt if the server holds its exact
+     * bytes (kept on this device until then), keeping edits made meanwhile as pending.
+     * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when another vault is stored already, `SERVER` or
+     * `OFFLINE` when the server cannot be reached, `LOCAL_STORAGE`).
      */
     suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = exclusive {
         val start = snapshot()
         val device = liveDeviceKey() ?: deviceKeys.create()
+        val adopted = store.pendingCreate()?.let { adoptPendingCreate(it, device) }
+        if (adopted != null) return@exclusive SyncReport.Created(adopted)
         val document = start.document ?: VaultDocument()
         if (start.document == null) synchronized(editLock) { store.saveWorkingCopy(document) }
         val sealed = envelopeCall { sealer.create(document.encoded(), VAULT_ID, listOf(Recipient(device, deviceLabel)) + recoveryPaths) }
-        SyncReport.Created(upload(sealed, document, BackupClient.Precondition.IfNoneStored, start))
+        store.savePendingCreate(sealed.blob)
+        val version = upload(sealed, document, BackupClient.Precondition.IfNoneStored, start)
+        store.clearPendingCreate()
+        SyncReport.Created(version)
+    }
+
+    /**
+     * Adopts an earlier create whose outcome was not learnt, when the server holds exactly its [pending] blob: its
+     * counter and anchor are recorded as an accepted upload's are, and the working copy, which descends from the
+     * content sealed, stays as it is, pending when it changed since. Returns the version, or null (the pending create
+     * forgotten) when the server holds something else or nothing: then a new create decides.
+     *
+     * The byte comparison is what makes the vault this device's own: opened without it, a vault read through a
+     * public-key entry with no anchor pinned would be any writer's that knows the device's public key.
+     * Throws [SyncException] `SERVER` or `OFFLINE` when the server cannot be asked (the pending create is kept for
+     * the next try).
+     */
+    private suspend fun adoptPendingCreate(pending: ByteArray, device: KeyEncryptionKey): String? {
+        val version = try { versionHolding(pending) } catch (e: BackupError) { throw backupFailure("checking the earlier create failed", e) }
+        if (version == null) {
+            store.clearPendingCreate()
+            return null
+        }
+        val opened = envelopeCall { opener.openUnconfirmed(pending, VAULT_ID, listOf(device)) }
+        val document = decode(opened.plaintext)
+        sealer.markAccepted(opened.state)
+        synchronized(editLock) {
+            val working = store.workingCopy() ?: document
+            store.commitSynced(document, pending, working, LocalVaultStore.Record(version, working != document, null))
+        }
+        store.clearPendingCreate()
+        return version
     }
 
     // MARK: syncing
@@ -708,10 +744,16 @@ class VaultSyncEngine(
     private fun mayHaveBeenStored(e: BackupError) =
         e is BackupError.Conflict || e is BackupError.Transport || e is BackupError.ServerUnavailable
 
-    /** The version the server holds when it holds exactly [blob] (it stores the bytes it was sent); null otherwise, or when that cannot be learnt now. */
-    private suspend fun storedVersion(blob: ByteArray): String? = try {
+    /** As [versionHolding], null also when that cannot be learnt now. */
+    private suspend fun storedVersion(blob: ByteArray): String? = try { versionHolding(blob) } catch (e: BackupError) { null }
+
+    /**
+     * The version the server holds when it holds exactly [blob] (it stores the bytes it was sent); null when it holds
+     * another or none. Throws [BackupError] when it cannot be asked.
+     */
+    private suspend fun versionHolding(blob: ByteArray): String? = try {
         backup.load()?.takeIf { it.blob.contentEquals(blob) }?.syncId
-    } catch (e: BackupError) {
+    } catch (e: BackupError.NotFound) {
         null
     }
 

@@ -394,12 +394,19 @@ class VaultSealer(
     /**
      * Call after the server accepted [sealed]; a failed upload leaves the counter and anchor stores unchanged. The
      * writer is a member (it drew or opened the secret), so it pins what it wrote, then raises its counter.
+     * Throws what the counter and anchor stores throw.
      */
-    fun markAccepted(sealed: SealedVault) {
-        sealed.state.secrets?.let { anchors.pin(sealed.state.vaultId, it.anchor) }
-        val counter = sealed.state.envelope.counter ?: return
-        counters.advance(sealed.state.vaultId, counter)
-        VersionDigests.of(sealed.state.envelope)?.let { counters.remember(sealed.state.vaultId, counter, it) }
+    fun markAccepted(sealed: SealedVault) = markAccepted(sealed.state)
+
+    /**
+     * As [markAccepted] for a sealed version, from its [state]: for a version this device sealed and kept the exact
+     * bytes of, opened again because the answer to its upload was lost. Throws what the counter and anchor stores throw.
+     */
+    internal fun markAccepted(state: VaultState) {
+        state.secrets?.let { anchors.pin(state.vaultId, it.anchor) }
+        val counter = state.envelope.counter ?: return
+        counters.advance(state.vaultId, counter)
+        VersionDigests.of(state.envelope)?.let { counters.remember(state.vaultId, counter, it) }
     }
 
     /** [previousDigest] is the digest of the version sealed over (§11.10), null for a new vault. */

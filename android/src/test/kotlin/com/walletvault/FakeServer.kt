@@ -24,6 +24,8 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     @Volatile var networkErrorsNext = 0
     /** Saves stored whose answers are then lost (the connection drops on the way back), as many as this says. */
     @Volatile var saveAnswersLostNext = 0
+    /** Loads (not the other requests) that fail with a network error before they reach the store, as many as this says. */
+    @Volatile var loadErrorsNext = 0
     @Volatile var rateLimitSaves = false
     @Volatile var unauthorizedNext = 0
     @Volatile var tokenLifetimeSeconds = 600L
@@ -68,6 +70,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
         val action = query.split("&").firstOrNull { it.startsWith("action=") }?.substringAfter("=")
         return when (action) {
             "load" -> {
+                if (loadErrorsNext > 0) { loadErrorsNext--; throw IOException("connection reset") }
                 beforeLoad?.invoke()
                 val wanted = query.split("&").firstOrNull { it.startsWith("sync_id=") }?.substringAfter("=")?.let { java.net.URLDecoder.decode(it, "UTF-8") }
                 val wait = query.split("&").firstOrNull { it.startsWith("wait=") }?.substringAfter("=")

@@ -1,12 +1,14 @@
 package com.walletvault
 
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNotNull
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
+import java.io.File
 import java.nio.file.Files
 import javax.crypto.spec.SecretKeySpec
 
@@ -38,6 +40,93 @@ class LostCreateAnswerTest {
         runSuspending { b.engine.recover(RecoveryCodeKek(code)) }
         assertEquals("P-1", b.value("passport"))
     }
+
+    /**
+     * The create reaches the server and its answer is lost, and so is the load that would have shown the vault to be
+     * the one sent (each of the client's attempts at both): the create fails, and trying again adopts the vault of
+     * that attempt (the exact bytes this device sent, which it kept) instead of meeting a conflict with its own
+     * vault, which no device could then open without a recovery code (the Swift SDK's
+     * aCreateWhoseAnswerAndCheckWereLostIsAdoptedWhenTriedAgain). An edit made in between stays pending.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = [1, 2])
+    fun aCreateWhoseAnswerAndCheckWereLostIsAdoptedWhenTriedAgain(attempts: Int) {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = attempts))
+        server.saveAnswersLostNext = 1
+        server.loadErrorsNext = attempts
+        // One attempt: the lost answer is a network error; two: the resend meets the 409 its first attempt caused.
+        expectSyncFailure(if (attempts == 1) SyncException.Code.OFFLINE else SyncException.Code.SERVER) { runSuspending { a.engine.createVault() } }
+        val first = server.current
+        assertNotNull(first, "the first attempt stored nothing")
+        a.set("passport", "P-1")
+        val report = runSuspending { a.engine.createVault() }
+        assertTrue(report is SyncReport.Created, report.toString())
+        assertEquals(first!!.syncId, report.version)
+        assertEquals(1, server.versions.size, "the retry stored a second vault")
+        assertNotNull(a.engine.anchor())
+        assertFalse(pendingCreateKept(a), "the adopted create is still pending")
+        assertTrue(a.engine.status().hasLocalEdits, "the edit made before the retry is not pending")
+        assertTrue(a.sync() is SyncReport.Pushed, "A cannot save over its own vault")
+        val b = TestProfile(clock, server, p256Keys())
+        val approved = runSuspending { a.engine.approve(PairingRequest.parse(b.engine.pairingRequest().encoded)) }
+        assertTrue(runSuspending { b.engine.confirmPairing(approved.confirmationCode) } is SyncReport.Restored)
+        assertEquals("P-1", b.value("passport"))
+    }
+
+    /** A retry that cannot ask the server about the earlier create fails, sends nothing, and keeps it for the next. */
+    @Test
+    fun aPendingCreateIsKeptWhileTheServerCannotBeAsked() {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))
+        server.saveAnswersLostNext = 1
+        server.loadErrorsNext = 1
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        server.loadErrorsNext = 1
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        assertEquals(1, server.saves.get(), "a create was sent before the earlier one was checked")
+        assertTrue(pendingCreateKept(a))
+        val report = runSuspending { a.engine.createVault() }
+        assertTrue(report is SyncReport.Created, report.toString())
+        assertEquals(server.versions.single().syncId, report.version)
+    }
+
+    /**
+     * A pending create the server does not hold (its request never arrived) is forgotten by the next create, which
+     * makes a new vault; one where another device's vault is stored still meets the conflict.
+     */
+    @Test
+    fun aPendingCreateTheServerDoesNotHoldGivesWayToANewOne() {
+        val policy = RetryPolicy(maxAttempts = 2)
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = policy)
+        // The session token first, so that the network errors below fall on the save.
+        runSuspending { a.engine.history() }
+        server.networkErrorsNext = 2
+        server.loadErrorsNext = 2
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        assertNull(server.current)
+        val report = runSuspending { a.engine.createVault() }
+        assertTrue(report is SyncReport.Created, report.toString())
+        assertEquals(server.current!!.syncId, report.version)
+        val b = TestProfile(clock, server, p256Keys(), retryPolicy = policy)
+        server.loadErrorsNext = 2
+        expectSyncFailure(SyncException.Code.SERVER) { runSuspending { b.engine.createVault() } }
+        val e = expectSyncFailure(SyncException.Code.SERVER) { runSuspending { b.engine.createVault() } }
+        assertTrue(e.backupError is BackupError.Conflict, e.toString())
+        assertEquals(1, server.saves.get())
+        assertNull(b.engine.status().syncedVersion)
+        assertNull(b.engine.anchor())
+    }
+
+    /** An erasure forgets a pending create with the rest of the vault's files. */
+    @Test
+    fun erasingTheVaultForgetsAPendingCreate() {
+        val store = LocalVaultStore(Files.createTempDirectory("wv-store").toFile(), SecretKeySpec(Crypto.randomBytes(32), "AES"))
+        store.savePendingCreate(Crypto.randomBytes(64))
+        assertNotNull(store.pendingCreate())
+        store.eraseVault()
+        assertNull(store.pendingCreate())
+    }
+
+    private fun pendingCreateKept(profile: TestProfile) = File(profile.directory, "${LocalVaultStore.PENDING_CREATE}.sealed").exists()
 
     @Test
     fun aCreateOverAnotherDevicesVaultIsStillAConflict() {
