@@ -189,8 +189,8 @@ class VaultSyncEngine(
      * Creates the vault on the server, for this device (a new device key if it has none) and [recoveryPaths].
      * A create whose answer was lost is taken as saved when the server holds exactly the blob sent, also when the
      * resend of it met the 409 its first attempt caused. When that could not be learnt either (the check's load failed
-     * too), the create fails, and calling it again adopts the vault of that attempt if the server holds its exact
-     * bytes (kept on this device until then), keeping edits made meanwhile as pending.
+     * too), the create fails, and calling it (or [sync]) again adopts the vault of that attempt if the server holds
+     * its exact bytes (kept on this device until then), keeping edits made meanwhile as pending.
      * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when another vault is stored already, `SERVER` or
      * `OFFLINE` when the server cannot be reached, `LOCAL_STORAGE`).
      */
@@ -247,6 +247,9 @@ class VaultSyncEngine(
     private suspend fun syncLocked(): SyncReport {
         // Issue 26 point 10: a lost or rolled-back anti-rollback state stops everything here, before any load or write.
         store.checkAntiRollbackState()
+        // A create whose outcome was not learnt: without adopting it here, its own vault would read as one this device
+        // was never confirmed for (no anchor pinned), and the app would be told to pair or recover.
+        store.pendingCreate()?.let { pending -> liveDeviceKey()?.let { adoptPendingCreate(pending, it) } }
         try {
             repeat(MAX_ROUNDS) { syncRound()?.let { return it } }
             throw SyncException(SyncException.Code.SERVER, "other devices kept saving; try again", BackupError.Conflict(null, null))

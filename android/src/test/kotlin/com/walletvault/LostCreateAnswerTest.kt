@@ -73,6 +73,27 @@ class LostCreateAnswerTest {
         assertEquals("P-1", b.value("passport"))
     }
 
+    /**
+     * A sync instead of a second create adopts the pending create as well: before, it could not open the device's own
+     * vault (a public-key entry with no anchor pinned) and asked for a pairing or a recovery.
+     */
+    @Test
+    fun aSyncAfterACreateWhoseAnswerAndCheckWereLostAdoptsIt() {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))
+        server.saveAnswersLostNext = 1
+        server.loadErrorsNext = 1
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val first = server.current
+        assertNotNull(first, "the first attempt stored nothing")
+        val report = a.sync()
+        assertTrue(report is SyncReport.UpToDate, report.toString())
+        assertEquals(first!!.syncId, a.engine.status().syncedVersion)
+        assertNotNull(a.engine.anchor())
+        assertFalse(pendingCreateKept(a), "the adopted create is still pending")
+        a.set("passport", "P-1")
+        assertTrue(a.sync() is SyncReport.Pushed, "A cannot save over its own vault")
+    }
+
     /** A retry that cannot ask the server about the earlier create fails, sends nothing, and keeps it for the next. */
     @Test
     fun aPendingCreateIsKeptWhileTheServerCannotBeAsked() {
