@@ -241,14 +241,19 @@ struct SDKEndToEndTests {
             return
         }
         #expect(report == .created(version: stored.syncID))
-        try await a.set("passport", "P1")
-        guard case .pushed = try await a.engine.sync() else {
-            Issue.record("A cannot save over its own vault")
+        try await expectItsCreatorSavesAndPairs(a, on: server, user: user)
+    }
+
+    /// That `creator` saves over the vault it created and pairs another device, which reads the save.
+    func expectItsCreatorSavesAndPairs(_ creator: SimulatedDevice, on server: InProcessServer, user: String) async throws {
+        try await creator.set("passport", "P1")
+        guard case .pushed = try await creator.engine.sync() else {
+            Issue.record("the creator cannot save over its own vault")
             return
         }
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.pairAndConfirm(b.engine)
-        #expect(try await b.values() == ["passport": .string("P1")])
+        let other = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await creator.engine.pairAndConfirm(other.engine)
+        #expect(try await other.values() == ["passport": .string("P1")])
     }
 
     /// The create reaches the server and its answer is lost, and so is the load that would have shown the vault to be
@@ -284,14 +289,7 @@ struct SDKEndToEndTests {
             return
         }
         #expect(stored.blob == first.blob, "the retry stored a second vault")
-        try await a.set("passport", "P1")
-        guard case .pushed = try await a.engine.sync() else {
-            Issue.record("A cannot save over its own vault")
-            return
-        }
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.pairAndConfirm(b.engine)
-        #expect(try await b.values() == ["passport": .string("P1")])
+        try await expectItsCreatorSavesAndPairs(a, on: server, user: user)
     }
 
     /// A pending create the server does not hold (its request never arrived) is forgotten by the next create, which

@@ -79,10 +79,7 @@ class LostCreateAnswerTest {
      */
     @Test
     fun aSyncAfterACreateWhoseAnswerAndCheckWereLostAdoptsIt() {
-        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))
-        server.saveAnswersLostNext = 1
-        server.loadErrorsNext = 1
-        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val a = profileWithACreateWhoseAnswerAndCheckWereLost()
         val first = server.current
         assertNotNull(first, "the first attempt stored nothing")
         val report = a.sync()
@@ -94,13 +91,19 @@ class LostCreateAnswerTest {
         assertTrue(a.sync() is SyncReport.Pushed, "A cannot save over its own vault")
     }
 
-    /** A retry that cannot ask the server about the earlier create fails, sends nothing, and keeps it for the next. */
-    @Test
-    fun aPendingCreateIsKeptWhileTheServerCannotBeAsked() {
+    /** A profile (one attempt per request) whose create reached the server while its answer and its check were lost. */
+    private fun profileWithACreateWhoseAnswerAndCheckWereLost(): TestProfile {
         val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))
         server.saveAnswersLostNext = 1
         server.loadErrorsNext = 1
         expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        return a
+    }
+
+    /** A retry that cannot ask the server about the earlier create fails, sends nothing, and keeps it for the next. */
+    @Test
+    fun aPendingCreateIsKeptWhileTheServerCannotBeAsked() {
+        val a = profileWithACreateWhoseAnswerAndCheckWereLost()
         server.loadErrorsNext = 1
         expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
         assertEquals(1, server.saves.get(), "a create was sent before the earlier one was checked")
