@@ -240,7 +240,9 @@ class VaultSyncEngine(
 
     /**
      * Brings this device and the server in step: restore, push, or merge (asking [conflictHandler] when both changed an
-     * item). Throws [SyncException]; a rate limit is [SyncReport.RateLimited], not an error.
+     * item). A save enrolling this device's own key after a pairing (seed §5) that failed is made again by the next
+     * sync, also when nothing else changed ([SyncReport.Pushed]).
+     * Throws [SyncException]; a rate limit is [SyncReport.RateLimited], not an error.
      */
     suspend fun sync(): SyncReport = exclusive { syncLocked() }
 
@@ -280,10 +282,9 @@ class VaultSyncEngine(
             val changed = remote.syncId != record.syncedVersion
             if (!changed) {
                 val synced = remote.syncId
-                if (!record.hasLocalEdits || working == null) return SyncReport.UpToDate(synced)
+                if (!record.hasLocalEdits || working == null) return enrollInSyncedVersion(synced, record, start) ?: SyncReport.UpToDate(synced)
                 val state = openSynced()
-                val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
-                return SyncReport.Pushed(upload(sealed, working, BackupClient.Precondition.IfMatch(synced), start))
+                return SyncReport.Pushed(saveOver(state, enrollingThisDevice(state), working, synced, start))
             }
             if (working == null || (!record.hasLocalEdits && record.syncedVersion != null)) return restore(remote, start)
             return merge(remote, working, start)
@@ -328,39 +329,82 @@ class VaultSyncEngine(
         val vault = opened ?: open(remote.blob, ownKeys())
         val document = decode(vault.plaintext)
         writeBack(document, remote.blob, remote.syncId, start)
-        return SyncReport.Restored(enrollSelfIfNeeded(vault, document, remote.syncId, start) ?: remote.syncId)
+        val enrolment = enrollingThisDevice(vault.state) ?: return SyncReport.Restored(remote.syncId)
+        return SyncReport.Restored(saveOver(vault.state, enrolment, document, remote.syncId, start))
     }
 
+    /** This device's own entry enrolled into a state (seed §5), and the key that entry wraps to. */
+    private class Enrolment(val state: VaultState, val key: KeyEncryptionKey)
+
     /**
-     * After pairing: the device's own (Keystore) key joins, the single-use pairing entry leaves, in one save of
-     * [document] over [version]; the saved version, or null when there was nothing to do (nothing saved).
+     * [state] with this device's own (Keystore) key enrolled and the single-use pairing entry dropped; null when there
+     * is nothing to do (the own entry is there and the pairing entry is not).
+     *
+     * The pairing request's key is never the device key, so after a pairing this device is a member only through that
+     * pairing entry until this is saved. A restore applies it, and so does every sync round that saves while the
+     * version it saves over still holds the pairing entry, as when the restore's save failed.
+     * Throws [SyncException] when this device's key cannot be made or cannot wrap (`NOT_NOW`,
+     * `AUTHENTICATION_CANCELED`, `KEY_INVALIDATED`).
      */
-    private suspend fun enrollSelfIfNeeded(vault: OpenedVault, document: VaultDocument, version: String, start: Snapshot): String? {
+    private suspend fun enrollingThisDevice(state: VaultState): Enrolment? {
         val pairing = pairingKey()
-        val hasPairingEntry = pairing != null && vault.state.entries.any { it.kekId == pairing.kekId }
+        val hasPairingEntry = pairing != null && state.entries.any { it.kekId == pairing.kekId }
         val device = liveDeviceKey()
-        if (device != null && vault.state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) {
+        if (device != null && state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) {
             if (pairing != null) store.delete("pairing-key") // enrolled already: the pairing key has no use left
             return null
         }
         // Issue 27 point 8: a device pairing again after its key was invalidated (or lost by the platform) gets a new
         // key, and its dead entry goes; a member whose key still works keeps it.
-        val ownEntry = device?.let { d -> vault.state.entries.firstOrNull { it.kekId == d.kekId } }
+        val ownEntry = device?.let { d -> state.entries.firstOrNull { it.kekId == d.kekId } }
         val deadEntry = when {
             !hasPairingEntry -> null
-            device == null -> deviceKeys.lastKekId()?.let { id -> vault.state.entries.firstOrNull { it.kekId == id } }
+            device == null -> deviceKeys.lastKekId()?.let { id -> state.entries.firstOrNull { it.kekId == id } }
             ownEntry != null && isInvalidated(device, ownEntry) -> ownEntry
             else -> null
         }
         val key = if (device == null || deadEntry != null) deviceKeys.create() else device
-        var state = vault.state
-        if (deadEntry != null) state = envelopeCall { sealer.revoke(deadEntry.kekId, state, rotatingSecret = false) }
-        if (state.entries.none { it.kekId == key.kekId }) state = envelopeCall { sealer.enroll(key, deviceLabel, state) }
-        if (hasPairingEntry && pairing != null) state = envelopeCall { sealer.revoke(pairing.kekId, state, rotatingSecret = false) }
-        val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(key), allowingPrompts = true) }
+        var enrolled = state
+        if (deadEntry != null) enrolled = envelopeCall { sealer.revoke(deadEntry.kekId, enrolled, rotatingSecret = false) }
+        if (enrolled.entries.none { it.kekId == key.kekId }) enrolled = envelopeCall { sealer.enroll(key, deviceLabel, enrolled) }
+        if (hasPairingEntry && pairing != null) enrolled = envelopeCall { sealer.revoke(pairing.kekId, enrolled, rotatingSecret = false) }
+        return Enrolment(enrolled, key)
+    }
+
+    /**
+     * Saves [document] over [state], the state of [version], sealed over [enrolment]'s state when there is one (from
+     * [enrollingThisDevice] on [state]); the saved version. Throws what [upload] throws.
+     */
+    private suspend fun saveOver(state: VaultState, enrolment: Enrolment?, document: VaultDocument, version: String, start: Snapshot): String {
+        val sealed = envelopeCall {
+            if (enrolment == null) sealer.seal(document.encoded(), state)
+            else sealer.seal(document.encoded(), enrolment.state, listOf(enrolment.key), allowingPrompts = true)
+        }
         val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(version), start)
-        store.delete("pairing-key")
+        // Only once the server holds the own entry: until then the pairing key is this device's way in.
+        if (enrolment != null) store.delete("pairing-key")
         return saved
+    }
+
+    /**
+     * Saves this device's enrolment into the synced [version], which the server still holds, when that version still
+     * has the pairing entry (the restore's enrolment save failed); null when there is nothing to save.
+     *
+     * The synced blob's entry list is read without opening it, so an up-to-date sync of an enrolled device decrypts
+     * nothing and prompts no one. While the server's hourly cap holds saves back the enrolment waits, as an edit does.
+     * Throws what a push throws: [SyncException] `SERVER` or `OFFLINE` when the save fails, and what opening the
+     * synced copy and [enrollingThisDevice] throw.
+     */
+    private suspend fun enrollInSyncedVersion(version: String, record: LocalVaultStore.Record, start: Snapshot): SyncReport? {
+        val pairing = pairingKey() ?: return null
+        val document = start.document ?: return null
+        val synced = store.syncedBlob()?.let { runCatching { VaultEnvelope.parse(it) }.getOrNull() } ?: return null
+        if (synced.entries.none { it.kekId == pairing.kekId }) return null
+        val next = record.nextAttemptAt
+        if (next != null && clock.nowMillis() < next) return null
+        val state = openSynced()
+        val enrolment = enrollingThisDevice(state) ?: return null
+        return SyncReport.Pushed(saveOver(state, enrolment, document, version, start))
     }
 
     /** Whether [key] can no longer unwrap its own [entry] because the platform invalidated it (costs a prompt). */
@@ -396,8 +440,7 @@ class VaultSyncEngine(
         }
         // The base stays the last version this copy descends from until the merged save is accepted. A device that
         // confirmed its pairing with edits pending saves its enrollment and the merge together.
-        val saved = enrollSelfIfNeeded(opened, chosen, remote.syncId, start)
-            ?: upload(envelopeCall { sealer.seal(chosen.encoded(), opened.state) }, chosen, BackupClient.Precondition.IfMatch(remote.syncId), start)
+        val saved = saveOver(opened.state, enrollingThisDevice(opened.state), chosen, remote.syncId, start)
         return SyncReport.Merged(saved, result.conflicts)
     }
 
