@@ -204,21 +204,24 @@ public struct LocalVaultStore: Sendable {
     /// The blob last synced (ciphertext, as the server holds it).
     public func syncedBlob() -> Data? { try? Data(contentsOf: url("synced.blob")) }
 
-    /// The blob of a create sent but not known to be stored (ciphertext, as sent), nil when none is pending.
-    public func pendingCreate() -> Data? { try? Data(contentsOf: url(Self.pendingCreateFile)) }
+    /// The blob of a create sent but not known to be stored (as sent), nil when none is pending or its file does not
+    /// read back under the at-rest key (altered, it proves nothing; the next create replaces it).
+    public func pendingCreate() -> Data? { (try? readSealed(Self.pendingCreateFile)) ?? nil }
 
     /// Keeps the blob of a create about to be sent, so that a create whose answer is lost can be recognised on the
     /// server by its exact bytes later.
     ///
+    /// Sealed under the at-rest key like the working copy: the comparison with it is all that makes a vault on the
+    /// server this device's own, so a file planted in the profile must not pass for it.
     /// - Throws: `SyncError` `.localStorage`.
-    public func savePendingCreate(_ blob: Data) throws(SyncError) { try write(blob, to: Self.pendingCreateFile) }
+    public func savePendingCreate(_ blob: Data) throws(SyncError) { try writeSealed(blob, to: Self.pendingCreateFile) }
 
     /// Forgets the pending create: stored and recorded, or known not to be on the server.
     ///
     /// - Throws: `SyncError` `.localStorage` when the file cannot be removed.
     public func clearPendingCreate() throws(SyncError) { try remove(Self.pendingCreateFile) }
 
-    private static let pendingCreateFile = "create.blob"
+    private static let pendingCreateFile = "create.sealed"
 
     /// Removes the vault's contents from this device (working copy, synced copy, blob, pending create) after an erasure, and
     /// records when; the device key stays, for a vault created or joined later.
@@ -237,22 +240,30 @@ public struct LocalVaultStore: Sendable {
     private func atRestKey() throws(SyncError) -> SymmetricKey { try atRestKeys.atRestKey() }
 
     private func readDocument(_ name: String) throws(SyncError) -> VaultDocument? {
-        guard let sealed = try? Data(contentsOf: url(name)) else { return nil }
-        do {
-            let plaintext = try AES.GCM.open(
-                try AES.GCM.SealedBox(combined: sealed), using: try atRestKey(),
-                authenticating: Data(name.utf8))
-            return try VaultDocument(json: try JSONParser().parse(plaintext))
-        } catch {
+        guard let plaintext = try readSealed(name) else { return nil }
+        do { return try VaultDocument(json: try JSONParser().parse(plaintext)) } catch {
             throw SyncError(.localStorage, "\(name) cannot be read back")
         }
     }
 
     private func writeDocument(_ document: VaultDocument, to name: String) throws(SyncError) {
+        try writeSealed(JSONSerializer.data(of: document.json), to: name)
+    }
+
+    /// The contents of `name`, sealed under the at-rest key with the file name as associated data; nil without the file.
+    private func readSealed(_ name: String) throws(SyncError) -> Data? {
+        guard let sealed = try? Data(contentsOf: url(name)) else { return nil }
         do {
-            let sealed = try AES.GCM.seal(
-                JSONSerializer.data(of: document.json), using: try atRestKey(),
-                authenticating: Data(name.utf8))
+            return try AES.GCM.open(
+                try AES.GCM.SealedBox(combined: sealed), using: try atRestKey(), authenticating: Data(name.utf8))
+        } catch {
+            throw SyncError(.localStorage, "\(name) cannot be read back")
+        }
+    }
+
+    private func writeSealed(_ plaintext: Data, to name: String) throws(SyncError) {
+        do {
+            let sealed = try AES.GCM.seal(plaintext, using: try atRestKey(), authenticating: Data(name.utf8))
             guard let combined = sealed.combined else { throw SyncError(.localStorage, "cannot seal \(name)") }
             try write(combined, to: name)
         } catch let error as SyncError {

@@ -124,11 +124,21 @@ public actor VaultSyncEngine {
     /// load failed too), the create fails, and calling it (or `sync()`) again adopts the vault of that attempt if the
     /// server holds its exact bytes (kept on this device until then).
     /// - Throws: `SyncError` `.server` with `.conflict` when another vault already exists (pair or recover instead),
-    ///   `.server` when the server cannot be reached, `.localStorage`.
+    ///   `.server` when the server cannot be reached, `.localStorage`; `.invalidInput` when an earlier attempt was
+    ///   adopted but `recoveryPaths` names a path it was not sealed for (the vault is created: replace the paths).
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             let device = try keys.deviceKeyCreatingIfNeeded()
             if let pending = store.pendingCreate(), let version = try await adoptPendingCreate(pending, device: device) {
+                // Adopted as the first attempt sealed it: a retry that asks for other recovery paths (a new code shown
+                // to the user) must not be told they are in.
+                let entries = Set(((try? VaultEnvelope(parsing: pending))?.entries ?? []).map(\.kekID))
+                guard recoveryPaths.allSatisfy({ entries.contains($0.key.kekID) }) else {
+                    throw SyncError(
+                        .invalidInput,
+                        "the vault was created by an earlier attempt, with the recovery paths given then; call "
+                            + "replaceRecoveryPaths(with:) to put these in their place")
+                }
                 return .created(version: version)
             }
             let working = try readWorking()
@@ -390,9 +400,10 @@ public actor VaultSyncEngine {
         try store.commitSynced(
             document, blob: snapshot.blob, working: document,
             record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: false, nextAttemptAt: nil))
-        // Seed §5: the first restore on a device enrolls that device's own key, then saves.
-        guard let enrolled = try await enrollingThisDevice(in: opened.state) else { return .restored(version: version) }
+        // Seed §5: the first restore on a device enrolls that device's own key, then saves. What was restored is read
+        // before the enrolment's await (a prompt, for a Secure Enclave key): an edit made during it is then replayed.
         let restored = WorkingRead(document: document, generation: editGeneration)
+        guard let enrolled = try await enrollingThisDevice(in: opened.state) else { return .restored(version: version) }
         let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }
         return .restored(version: try await upload(sealed, document: document, basedOn: restored, precondition: .ifMatch(syncID: version)))
     }

@@ -292,6 +292,34 @@ struct SDKEndToEndTests {
         try await expectItsCreatorSavesAndPairs(a, on: server, user: user)
     }
 
+    /// A retry that passes another recovery code than the attempt it adopts is told so (the vault is created, without
+    /// that code), and the code replaces the first one through `replaceRecoveryPaths`; the same code is no error.
+    @Test(arguments: [false, true])
+    func aRetryWithOtherRecoveryPathsIsToldTheAdoptedVaultLacksThem(sameCode: Bool) async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        let code = RecoveryCode.generate()
+        let first = try RecoveryCodeKEK(code: code)
+        let retried = try RecoveryCodeKEK(code: sameCode ? code : RecoveryCode.generate())
+        lossy.play([.answerLost], to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        await requireError(.server) { _ = try await a.engine.createVault(recoveryPaths: [(first, "Recovery code")]) }
+        guard !sameCode else {
+            guard case .created = try await a.engine.createVault(recoveryPaths: [(retried, "Recovery code")]) else {
+                Issue.record("the retry with the same code was not taken as the create")
+                return
+            }
+            return
+        }
+        await requireError(.invalidInput) { _ = try await a.engine.createVault(recoveryPaths: [(retried, "Recovery code")]) }
+        #expect(try await a.engine.devices().contains { $0.kekID == first.kekID })
+        _ = try await a.engine.replaceRecoveryPaths(with: [(retried, "Recovery code")])
+        let kekIDs = try await a.engine.devices().map(\.kekID)
+        #expect(kekIDs.contains(retried.kekID) && !kekIDs.contains(first.kekID))
+    }
+
     /// A pending create the server does not hold (its request never arrived) is forgotten by the next create, which
     /// makes a new vault; one where another vault is stored still meets the conflict.
     @Test func aPendingCreateTheServerDoesNotHoldGivesWayToANewOne() async throws {

@@ -192,13 +192,25 @@ class VaultSyncEngine(
      * too), the create fails, and calling it (or [sync]) again adopts the vault of that attempt if the server holds
      * its exact bytes (kept on this device until then), keeping edits made meanwhile as pending.
      * Throws [SyncException] (`SERVER` with [BackupError.Conflict] when another vault is stored already, `SERVER` or
-     * `OFFLINE` when the server cannot be reached, `LOCAL_STORAGE`).
+     * `OFFLINE` when the server cannot be reached, `LOCAL_STORAGE`; `INVALID_INPUT` when an earlier attempt was adopted
+     * but [recoveryPaths] names a path it was not sealed for: the vault is created, replace the paths).
      */
     suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = exclusive {
         val start = snapshot()
         val device = liveDeviceKey() ?: deviceKeys.create()
-        val adopted = store.pendingCreate()?.let { adoptPendingCreate(it, device) }
-        if (adopted != null) return@exclusive SyncReport.Created(adopted)
+        val pending = store.pendingCreate()
+        val adopted = pending?.let { adoptPendingCreate(it, device) }
+        if (pending != null && adopted != null) {
+            // Adopted as the first attempt sealed it: a retry that asks for other recovery paths (a new code shown to
+            // the user) must not be told they are in.
+            val entries = VaultEnvelope.parse(pending).entries.map { it.kekId }.toSet()
+            if (recoveryPaths.any { it.key.kekId !in entries }) {
+                throw SyncException(
+                    SyncException.Code.INVALID_INPUT,
+                    "the vault was created by an earlier attempt, with the recovery paths given then; call replaceRecoveryPaths to put these in their place")
+            }
+            return@exclusive SyncReport.Created(adopted)
+        }
         val document = start.document ?: VaultDocument()
         if (start.document == null) synchronized(editLock) { store.saveWorkingCopy(document) }
         val sealed = envelopeCall { sealer.create(document.encoded(), VAULT_ID, listOf(Recipient(device, deviceLabel)) + recoveryPaths) }

@@ -91,6 +91,28 @@ class LostCreateAnswerTest {
         assertTrue(a.sync() is SyncReport.Pushed, "A cannot save over its own vault")
     }
 
+    /**
+     * A retry that passes another recovery code than the attempt it adopts is told so (the vault is created, without
+     * that code), and the code replaces the first through [VaultSyncEngine.replaceRecoveryPaths] (the Swift SDK's
+     * aRetryWithOtherRecoveryPathsIsToldTheAdoptedVaultLacksThem).
+     */
+    @Test
+    fun aRetryWithAnotherRecoveryCodeIsToldTheAdoptedVaultLacksIt() {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))
+        val first = RecoveryCodeKek(RecoveryCode.generate())
+        val second = RecoveryCodeKek(RecoveryCode.generate())
+        server.saveAnswersLostNext = 1
+        server.loadErrorsNext = 1
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault(listOf(Recipient(first, "Recovery code"))) } }
+        expectSyncFailure(SyncException.Code.INVALID_INPUT) {
+            runSuspending { a.engine.createVault(listOf(Recipient(second, "Recovery code"))) }
+        }
+        assertTrue(runSuspending { a.engine.devices() }.any { it.kekId == first.kekId })
+        runSuspending { a.engine.replaceRecoveryPaths(listOf(Recipient(second, "Recovery code"))) }
+        val kekIds = runSuspending { a.engine.devices() }.map { it.kekId }
+        assertTrue(second.kekId in kekIds && first.kekId !in kekIds, kekIds.toString())
+    }
+
     /** A profile (one attempt per request) whose create reached the server while its answer and its check were lost. */
     private fun profileWithACreateWhoseAnswerAndCheckWereLost(): TestProfile {
         val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))
