@@ -41,6 +41,9 @@ public actor VaultSyncEngine {
     private let syncedRecoveryKey: SyncedRecoveryKey?
     /// Bumped by every edit; a write-back compares it with the value its operation read.
     private var editGeneration: UInt64 = 0
+    /// The synced version last found to hold this device's own entry, and that key's `kek_id`: an up-to-date sync
+    /// parses the synced blob (up to 1 MiB) for it once per version, not at every sync.
+    private var enrolmentFound: (version: String, kekID: String)?
     /// Whether a server operation is running; the others wait in `waitingOperations`, first come first served.
     private var operationRunning = false
     private var waitingOperations: [CheckedContinuation<Void, Never>] = []
@@ -175,11 +178,20 @@ public actor VaultSyncEngine {
             try store.clearPendingCreate()
             return nil
         }
-        let opened = try await envelopeCall {
-            try await opener.openForConfirmation(snapshot.blob, vaultID: Self.vaultID, keys: device.unwrappingKeys)
+        let opened: VaultOpener.OpenedVault
+        let document: VaultDocument
+        do throws(SyncError) {
+            opened = try await envelopeCall {
+                try await opener.openForConfirmation(snapshot.blob, vaultID: Self.vaultID, keys: device.unwrappingKeys)
+            }
+            document = try decode(opened.plaintext)
+            try await envelopeCall { try await sealer.markAccepted(opened.state) }
+        } catch {
+            // A verdict on the bytes (no entry for this key, a rollback, an altered blob) stays the same however often
+            // it is tried: kept, the pending create would fail every sync from now on.
+            if !Self.mayPass.contains(error.code) { try store.clearPendingCreate() }
+            throw error
         }
-        let document = try decode(opened.plaintext)
-        try await envelopeCall { try await sealer.markAccepted(opened.state) }
         let working = try store.workingCopy() ?? document
         try store.commitSynced(
             document, blob: snapshot.blob, working: working,
@@ -187,6 +199,10 @@ public actor VaultSyncEngine {
         try store.clearPendingCreate()
         return snapshot.syncID
     }
+
+    /// The failures of an operation that the same operation may get past later: the device's storage, its key's
+    /// holder (absent, declining, or the key dead until a recovery), the server.
+    private static let mayPass: Set<SyncError.Code> = [.localStorage, .notNow, .authenticationCanceled, .keyInvalidated, .server]
 
     // MARK: - Syncing
 
@@ -436,9 +452,13 @@ public actor VaultSyncEngine {
         -> SyncReport?
     {
         guard let version = record.syncedVersion, let document = working.document, let device = try keys.currentDeviceKey(),
-            let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }),
-            !synced.entries.contains(where: { $0.kekID == device.kekID })
+            enrolmentFound?.version != version || enrolmentFound?.kekID != device.kekID,
+            let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) })
         else { return nil }
+        guard !synced.entries.contains(where: { $0.kekID == device.kekID }) else {
+            enrolmentFound = (version, device.kekID)
+            return nil
+        }
         if let next = record.nextAttemptAt, clock.now().millisecondsSinceEpoch < next { return nil }
         guard let enrolled = try await enrollingThisDevice(in: try await openSynced()) else { return nil }
         let sealed = try await envelopeCall { try await sealer.seal(encode(document), over: enrolled) }

@@ -320,6 +320,26 @@ struct SDKEndToEndTests {
         #expect(kekIDs.contains(retried.kekID) && !kekIDs.contains(first.kekID))
     }
 
+    /// A pending create the server holds but that this device cannot adopt for a reason retrying does not cure (here
+    /// another device's vault, which opens for none of this device's keys) is forgotten once it failed, so that it does
+    /// not fail every sync from then on.
+    @Test func aPendingCreateThatCannotBeAdoptedIsForgotten() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let a = try SimulatedDevice(server: server, user: user, label: "A")
+        _ = try await a.engine.createVault()
+        guard case .blob(let stored) = try await a.backup.load() else {
+            Issue.record("nothing stored")
+            return
+        }
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        // Gives B a key; its own create meets A's vault.
+        await requireError(.server) { _ = try await b.engine.createVault() }
+        try LocalVaultStore(directory: b.directory).savePendingCreate(stored.blob)
+        await requireError(.noAccess) { _ = try await b.engine.sync() }
+        #expect(try LocalVaultStore(directory: b.directory).pendingCreate() == nil)
+    }
+
     /// A pending create the server does not hold (its request never arrived) is forgotten by the next create, which
     /// makes a new vault; one where another vault is stored still meets the conflict.
     @Test func aPendingCreateTheServerDoesNotHoldGivesWayToANewOne() async throws {

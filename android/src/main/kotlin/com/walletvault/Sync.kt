@@ -129,6 +129,13 @@ class VaultSyncEngine(
         const val MAX_ROUNDS = 5
         /** Wrong confirmation codes a pairing survives (FORMAT.md §11.4): the third ends it. */
         const val MAX_WRONG_CODES = 3
+        /**
+         * The failures of an operation that the same operation may get past later: the device's storage, its key's
+         * holder (absent, declining, or the key dead until a recovery), the server and the network.
+         */
+        private val MAY_PASS = setOf(
+            SyncException.Code.LOCAL_STORAGE, SyncException.Code.NOT_NOW, SyncException.Code.AUTHENTICATION_CANCELED,
+            SyncException.Code.KEY_INVALIDATED, SyncException.Code.SERVER, SyncException.Code.OFFLINE)
         private const val REVOKE_ADVICE =
             "on the approving device, remove (revoke) the device entry just approved, since an impostor may be enrolled"
     }
@@ -237,9 +244,18 @@ class VaultSyncEngine(
             store.clearPendingCreate()
             return null
         }
-        val opened = envelopeCall { opener.openUnconfirmed(pending, VAULT_ID, listOf(device)) }
-        val document = decode(opened.plaintext)
-        sealer.markAccepted(opened.state)
+        val opened: OpenedVault
+        val document: VaultDocument
+        try {
+            opened = envelopeCall { opener.openUnconfirmed(pending, VAULT_ID, listOf(device)) }
+            document = decode(opened.plaintext)
+            sealer.markAccepted(opened.state)
+        } catch (e: SyncException) {
+            // A verdict on the bytes (no entry for this key, a rollback, an altered blob) stays the same however often
+            // it is tried: kept, the pending create would fail every sync from now on.
+            if (e.code !in MAY_PASS) store.clearPendingCreate()
+            throw e
+        }
         synchronized(editLock) {
             val working = store.workingCopy() ?: document
             store.commitSynced(document, pending, working, LocalVaultStore.Record(version, working != document, null))

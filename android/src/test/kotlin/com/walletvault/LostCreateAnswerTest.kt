@@ -113,6 +113,23 @@ class LostCreateAnswerTest {
         assertTrue(second.kekId in kekIds && first.kekId !in kekIds, kekIds.toString())
     }
 
+    /**
+     * A pending create the server holds but that this device cannot adopt for a reason retrying does not cure (here
+     * another device's vault, which opens for none of this device's keys) is forgotten once it failed, so that it does
+     * not fail every sync from then on (the Swift SDK's aPendingCreateThatCannotBeAdoptedIsForgotten).
+     */
+    @Test
+    fun aPendingCreateThatCannotBeAdoptedIsForgotten() {
+        val a = TestProfile(clock, server, p256Keys())
+        runSuspending { a.engine.createVault() }
+        val b = TestProfile(clock, server, p256Keys())
+        // Gives B a key; its own create meets A's vault.
+        expectSyncFailure(SyncException.Code.SERVER) { runSuspending { b.engine.createVault() } }
+        b.store.savePendingCreate(server.current!!.blob)
+        expectSyncFailure(SyncException.Code.NO_ACCESS) { b.sync() }
+        assertFalse(pendingCreateKept(b), "a pending create that can never be adopted is kept")
+    }
+
     /** A profile (one attempt per request) whose create reached the server while its answer and its check were lost. */
     private fun profileWithACreateWhoseAnswerAndCheckWereLost(): TestProfile {
         val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 1))

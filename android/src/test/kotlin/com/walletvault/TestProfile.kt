@@ -21,8 +21,9 @@ class TestProfile(
 ) {
     val directory: File = Files.createTempDirectory("wv-profile").toFile()
     val backup = BackupClient(url, SessionTokenProvider(url, accessToken, transport, clock), transport, clock, retryPolicy)
-    val engine = VaultSyncEngine(LocalVaultStore(directory, SecretKeySpec(Crypto.randomBytes(32), "AES")), backup, keys, "phone",
-        conflictHandler = handler, clock = clock)
+    /** The profile's files, which a test may plant something in. */
+    val store = LocalVaultStore(directory, SecretKeySpec(Crypto.randomBytes(32), "AES"))
+    val engine = VaultSyncEngine(store, backup, keys, "phone", conflictHandler = handler, clock = clock)
 
     fun set(id: String, value: String) { clock.now += 1000; engine.edit { d, now -> d.set(id, Json.str(value), now) } }
     fun value(id: String): String? = engine.document()?.liveValues?.get(id)?.string
