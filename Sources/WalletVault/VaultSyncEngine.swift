@@ -159,45 +159,76 @@ public actor VaultSyncEngine {
 
     /// Adopts an earlier create whose outcome was not learnt, when the server holds exactly its blob: its counter
     /// and anchor are recorded as an accepted upload's are, and the working copy, which descends from the content
-    /// sealed, stays as it is, pending when it changed since. Returns the version, or nil (the pending create
-    /// forgotten) when the server holds something else or nothing: then a new create decides.
+    /// sealed, stays as it is, pending when it changed since. When the server holds nothing, the same bytes are sent
+    /// again first. Returns the version, or nil (the pending create forgotten) when the server holds another vault.
     ///
     /// The byte comparison is what makes the vault this device's own: opened without it, a vault read through a
     /// public-key entry with no anchor pinned would be any writer's that knows the device's public key.
-    /// - Throws: `SyncError` `.server` when the server cannot be asked (the pending create is kept for the next try).
+    /// - Throws: `SyncError` `.server` when the server cannot be asked (the pending create is kept for the next try);
+    ///   what opening it throws (the pending create forgotten when retrying cannot cure that).
     private func adoptPendingCreate(_ pending: Data, device: any DeviceKey) async throws(SyncError) -> String? {
-        let stored: BackupClient.Snapshot?
-        do {
-            if case .blob(let snapshot) = try await backup.load() { stored = snapshot } else { stored = nil }
-        } catch .notFound {
-            stored = nil
-        } catch {
-            throw Self.serverError("checking the earlier create failed", error)
-        }
-        guard let snapshot = stored, snapshot.blob == pending else {
-            try store.clearPendingCreate()
-            return nil
-        }
         let opened: VaultOpener.OpenedVault
         let document: VaultDocument
         do throws(SyncError) {
             opened = try await envelopeCall {
-                try await opener.openForConfirmation(snapshot.blob, vaultID: Self.vaultID, keys: device.unwrappingKeys)
+                try await opener.openForConfirmation(pending, vaultID: Self.vaultID, keys: device.unwrappingKeys)
             }
             document = try decode(opened.plaintext)
-            try await envelopeCall { try await sealer.markAccepted(opened.state) }
         } catch {
-            // A verdict on the bytes (no entry for this key, a rollback, an altered blob) stays the same however often
-            // it is tried: kept, the pending create would fail every sync from now on.
+            // A verdict on the bytes (no entry for this key, an altered blob) stays the same however often it is
+            // tried: kept, the pending create would fail every sync from now on.
             if !Self.mayPass.contains(error.code) { try store.clearPendingCreate() }
             throw error
         }
+        var holding = try await versionHolding(pending)
+        if case .nothing = holding {
+            // The first attempt may still be on its way (a client that gave up on a slow server or proxy): the same
+            // bytes again, not a new vault, so that whichever lands is this device's own.
+            do {
+                holding = .exactly(
+                    version: try await backup.save(
+                        pending, precondition: .absent, writer: WriterKeys(basis: nil, next: opened.state.identity)))
+            } catch .conflict {
+                holding = try await versionHolding(pending)
+            } catch {
+                throw Self.serverError("sending the earlier create again failed", error)
+            }
+        }
+        guard case .exactly(let version) = holding else {
+            try store.clearPendingCreate()
+            return nil
+        }
+        try await envelopeCall { try await sealer.markAccepted(opened.state) }
         let working = try store.workingCopy() ?? document
         try store.commitSynced(
-            document, blob: snapshot.blob, working: working,
-            record: LocalVaultStore.SyncRecord(syncedVersion: snapshot.syncID, hasLocalEdits: working != document, nextAttemptAt: nil))
+            document, blob: pending, working: working,
+            record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: working != document, nextAttemptAt: nil))
         try store.clearPendingCreate()
-        return snapshot.syncID
+        return version
+    }
+
+    /// What the server holds, measured against a blob this device sent.
+    private enum Holding {
+        /// Exactly the blob, as this version.
+        case exactly(version: String)
+        /// No vault.
+        case nothing
+        /// Another vault (or another version of it).
+        case other
+    }
+
+    /// What the server holds, against `blob`.
+    ///
+    /// - Throws: `SyncError` `.server` when the server cannot be asked.
+    private func versionHolding(_ blob: Data) async throws(SyncError) -> Holding {
+        do {
+            guard case .blob(let snapshot) = try await backup.load() else { return .other }
+            return snapshot.blob == blob ? .exactly(version: snapshot.syncID) : .other
+        } catch .notFound {
+            return .nothing
+        } catch {
+            throw Self.serverError("checking the earlier create failed", error)
+        }
     }
 
     /// The failures of an operation that the same operation may get past later: the device's storage, its key's
@@ -1024,8 +1055,8 @@ public actor VaultSyncEngine {
     /// The version the server holds when it holds exactly `blob` (it stores the bytes it was sent); nil otherwise,
     /// or when that cannot be learnt now.
     private func storedVersion(of blob: Data) async -> String? {
-        guard case .blob(let snapshot)? = try? await backup.load(), snapshot.blob == blob else { return nil }
-        return snapshot.syncID
+        guard case .exactly(let version)? = try? await versionHolding(blob) else { return nil }
+        return version
     }
 
     /// Records `document` as what the server holds at `version`. The working copy becomes it, unless an edit came

@@ -340,9 +340,10 @@ struct SDKEndToEndTests {
         #expect(try LocalVaultStore(directory: b.directory).pendingCreate() == nil)
     }
 
-    /// A pending create the server does not hold (its request never arrived) is forgotten by the next create, which
-    /// makes a new vault; one where another vault is stored still meets the conflict.
-    @Test func aPendingCreateTheServerDoesNotHoldGivesWayToANewOne() async throws {
+    /// A pending create the server does not hold (its request never arrived, or has not yet: a client that gave up on
+    /// a slow server) is sent again as it was, not as a new vault, so whichever lands is this device's own; one where
+    /// another vault is stored gives way, and the create meets the conflict.
+    @Test func aPendingCreateTheServerDoesNotHoldIsSentAgainAsItWas() async throws {
         let server = try InProcessServer()
         let user = UUID().uuidString
         let lossy = ScriptedAnswers(server.transport())
@@ -350,8 +351,9 @@ struct SDKEndToEndTests {
         lossy.play([.networkError, .networkError], to: .saves)
         lossy.play([.networkError, .networkError], to: .loads)
         await requireError(.server) { _ = try await a.engine.createVault() }
+        let pending = try LocalVaultStore(directory: a.directory).pendingCreate()
         guard case .created(let version) = try await a.engine.createVault() else {
-            Issue.record("no new create")
+            Issue.record("no create")
             return
         }
         guard case .blob(let stored) = try await a.backup.load() else {
@@ -359,6 +361,7 @@ struct SDKEndToEndTests {
             return
         }
         #expect(stored.syncID == version)
+        #expect(pending != nil && stored.blob == pending, "a new vault was sealed instead of the pending one")
         let b = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "B", directory: nil, transport: lossy, conflictHandler: nil)
         lossy.play([.answerLost], to: .saves)
         lossy.play([.networkError, .networkError], to: .loads)

@@ -230,38 +230,57 @@ class VaultSyncEngine(
     /**
      * Adopts an earlier create whose outcome was not learnt, when the server holds exactly its [pending] blob: its
      * counter and anchor are recorded as an accepted upload's are, and the working copy, which descends from the
-     * content sealed, stays as it is, pending when it changed since. Returns the version, or null (the pending create
-     * forgotten) when the server holds something else or nothing: then a new create decides.
+     * content sealed, stays as it is, pending when it changed since. When the server holds nothing, the same bytes are
+     * sent again first. Returns the version, or null (the pending create forgotten) when the server holds another vault.
      *
      * The byte comparison is what makes the vault this device's own: opened without it, a vault read through a
      * public-key entry with no anchor pinned would be any writer's that knows the device's public key.
      * Throws [SyncException] `SERVER` or `OFFLINE` when the server cannot be asked (the pending create is kept for
-     * the next try).
+     * the next try), and what opening it throws (the pending create forgotten when retrying cannot cure that).
      */
     private suspend fun adoptPendingCreate(pending: ByteArray, device: KeyEncryptionKey): String? {
-        val version = try { versionHolding(pending) } catch (e: BackupError) { throw backupFailure("checking the earlier create failed", e) }
-        if (version == null) {
-            store.clearPendingCreate()
-            return null
-        }
         val opened: OpenedVault
         val document: VaultDocument
         try {
             opened = envelopeCall { opener.openUnconfirmed(pending, VAULT_ID, listOf(device)) }
             document = decode(opened.plaintext)
-            sealer.markAccepted(opened.state)
         } catch (e: SyncException) {
-            // A verdict on the bytes (no entry for this key, a rollback, an altered blob) stays the same however often
-            // it is tried: kept, the pending create would fail every sync from now on.
+            // A verdict on the bytes (no entry for this key, an altered blob) stays the same however often it is tried:
+            // kept, the pending create would fail every sync from now on.
             if (e.code !in MAY_PASS) store.clearPendingCreate()
             throw e
         }
+        val version = try { versionHoldingOrSent(pending, opened.state) } catch (e: BackupError) {
+            throw backupFailure("checking the earlier create failed", e)
+        }
+        if (version == null) {
+            store.clearPendingCreate()
+            return null
+        }
+        sealer.markAccepted(opened.state)
         synchronized(editLock) {
             val working = store.workingCopy() ?: document
             store.commitSynced(document, pending, working, LocalVaultStore.Record(version, working != document, null))
         }
         store.clearPendingCreate()
         return version
+    }
+
+    /**
+     * The version under which the server holds exactly [pending] (whose state is [state]), sending it again when the
+     * server holds no vault; null when it holds another. Throws [BackupError] when the server cannot be asked.
+     *
+     * The first attempt may still be on its way (a client that gave up on a slow server or proxy): the same bytes
+     * again, not a new vault, so that whichever lands is this device's own.
+     */
+    private suspend fun versionHoldingOrSent(pending: ByteArray, state: VaultState): String? {
+        val stored = try { backup.load() } catch (e: BackupError.NotFound) { null }
+        if (stored != null) return stored.syncId.takeIf { stored.blob.contentEquals(pending) }
+        return try {
+            backup.save(pending, BackupClient.Precondition.IfNoneStored, null, state.secrets)
+        } catch (e: BackupError.Conflict) {
+            versionHolding(pending)
+        }
     }
 
     // MARK: syncing
