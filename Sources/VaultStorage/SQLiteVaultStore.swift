@@ -250,17 +250,15 @@ public final class SQLiteVaultStore: VaultStore {
     ///
     /// - Throws: `StoreError` when the database cannot answer.
     private func checkBeforeWriting(_ request: SaveRequest) throws(StoreError) -> CheckBeforeWriting {
-        if let known = latest.version(of: request.key), request.precondition.admits(current: known.syncID),
-            WriterProof.admits(request.proof, writeKey: known.writeKey, storedSyncID: known.syncID)
-        {
-            return .admitted(request.proving(verifiedFor: known.writeKey, at: known.syncID))
+        if let known = latest.version(of: request.key) {
+            let indexed = StoredVault(
+                syncID: known.syncID, updatedUtc: known.updatedUtc, hint: known.hint, body: Data(), writeKey: known.writeKey)
+            if request.refusal(by: indexed) == nil { return .admitted(request.proving(verifiedFor: indexed)) }
         }
         let committed = try read(SQLiteWriter.currentVersionSQL, [.blob(request.key.bytes)], row: SQLiteWriter.currentVersion(of:))
             .first
-        guard request.precondition.admits(current: committed?.syncID) else { return .refused(.conflict(current: committed)) }
-        guard WriterProof.admits(request.proof, current: committed) else { return .refused(.writerRefused) }
-        guard let committed else { return .admitted(request) }
-        return .admitted(request.proving(verifiedFor: committed.writeKey, at: committed.syncID))
+        if let refusal = request.refusal(by: committed) { return .refused(refusal) }
+        return .admitted(committed.map(request.proving(verifiedFor:)) ?? request)
     }
 
     /// Runs a batch of saves in one transaction, each in a savepoint so one failure undoes only itself.

@@ -29,10 +29,7 @@ extension SaveSteps {
         let decision = try request.rateLimitDecision(recentSaves: recentSaves)
         if case .limited = decision { return .rateLimited(decision) }
 
-        let current = try currentVersion(request.key)
-        guard request.precondition.admits(current: current?.syncID) else { return .conflict(current: current) }
-        // After the precondition: a member whose copy is stale learns of the newer version (409), not of a refusal.
-        guard WriterProof.admits(request.proof, current: current) else { return .writerRefused }
+        if let refusal = request.refusal(by: try currentVersion(request.key)) { return refusal }
 
         let syncID = SyncID.next(after: lastSyncID, now: request.now)
         try write(request, syncID: syncID, keeping: historyVersions, forgettingThrough: horizon)
@@ -41,6 +38,15 @@ extension SaveSteps {
 }
 
 extension SaveRequest {
+    /// What refuses this save against `current` (nil: nothing stored): its precondition, then its writer proof; nil
+    /// when both admit it.
+    func refusal(by current: StoredVault?) -> SaveOutcome? {
+        guard precondition.admits(current: current?.syncID) else { return .conflict(current: current) }
+        // After the precondition: a member whose copy is stale learns of the newer version (409), not of a refusal.
+        guard WriterProof.admits(proof, current: current) else { return .writerRefused }
+        return nil
+    }
+
     /// Whether the cap admits this save, from the instants `recentSaves` returns for the user (its arguments: the key,
     /// the window's horizon and the cap): the newest `limit` saves decide both whether the cap is reached and when a
     /// slot frees.

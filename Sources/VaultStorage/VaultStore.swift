@@ -184,12 +184,10 @@ public struct SaveRequest: Sendable {
         self.proof = proof
     }
 
-    /// The same save, its proof known to verify for a stored version stamped `syncID` that names `storedWriteKey`
-    /// (nil: none, and then the save is returned as it is).
-    func proving(verifiedFor storedWriteKey: Data?, at syncID: UTCTimestamp) -> SaveRequest {
-        guard let storedWriteKey, let proof = proof?.verified(writeKey: storedWriteKey, storedSyncID: syncID) else {
-            return self
-        }
+    /// The same save, its proof known to verify for `stored` (when that names no write key, the save as it is).
+    func proving(verifiedFor stored: StoredVault) -> SaveRequest {
+        guard let storedWriteKey = stored.writeKey, let proof = proof?.verified(writeKey: storedWriteKey, storedSyncID: stored.syncID)
+        else { return self }
         return SaveRequest(
             key: key, body: body, header: header, precondition: precondition, rateLimit: rateLimit, now: now,
             writeKey: writeKey, proof: proof)

@@ -17,15 +17,8 @@ public struct WriterProof: Sendable {
     /// Whether a request carrying `proof` (nil: none) may replace or erase `current`: always when nothing is stored
     /// or the stored version names no write key (the seed's bare save), else only with a proof that verifies.
     public static func admits(_ proof: WriterProof?, current: StoredVault?) -> Bool {
-        guard let current else { return true }
-        return admits(proof, writeKey: current.writeKey, storedSyncID: current.syncID)
-    }
-
-    /// Whether a request carrying `proof` may replace or erase a stored version stamped `storedSyncID` that names
-    /// `writeKey` (nil: none, which admits any request).
-    static func admits(_ proof: WriterProof?, writeKey: Data?, storedSyncID: UTCTimestamp) -> Bool {
-        guard let writeKey else { return true }
-        return proof?.verifies(writeKey, storedSyncID) ?? false
+        guard let current, let writeKey = current.writeKey else { return true }
+        return proof?.verifies(writeKey, current.syncID) ?? false
     }
 
     /// This proof, known to verify for `writeKey` at `storedSyncID` without checking that again: a store that checked

@@ -132,17 +132,17 @@ public actor VaultSyncEngine {
     public func createVault(recoveryPaths: [(key: any KeyWrapping, label: String)] = []) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
             let device = try keys.deviceKeyCreatingIfNeeded()
-            if let pending = store.pendingCreate(), let version = try await adoptPendingCreate(pending, device: device) {
+            if let pending = store.pendingCreate(), let adopted = try await adoptPendingCreate(pending, device: device) {
                 // Adopted as the first attempt sealed it: a retry that asks for other recovery paths (a new code shown
                 // to the user) must not be told they are in.
-                let entries = Set(((try? VaultEnvelope(parsing: pending))?.entries ?? []).map(\.kekID))
+                let entries = Set(adopted.state.entries.map(\.kekID))
                 guard recoveryPaths.allSatisfy({ entries.contains($0.key.kekID) }) else {
                     throw SyncError(
                         .invalidInput,
                         "the vault was created by an earlier attempt, with the recovery paths given then; call "
                             + "replaceRecoveryPaths(with:) to put these in their place")
                 }
-                return .created(version: version)
+                return .created(version: adopted.version)
             }
             let working = try readWorking()
             let document = working.document ?? VaultDocument()
@@ -160,13 +160,16 @@ public actor VaultSyncEngine {
     /// Adopts an earlier create whose outcome was not learnt, when the server holds exactly its blob: its counter
     /// and anchor are recorded as an accepted upload's are, and the working copy, which descends from the content
     /// sealed, stays as it is, pending when it changed since. When the server holds nothing, the same bytes are sent
-    /// again first. Returns the version, or nil (the pending create forgotten) when the server holds another vault.
+    /// again first. Returns the version and its state, or nil (the pending create forgotten) when the server holds
+    /// another vault.
     ///
     /// The byte comparison is what makes the vault this device's own: opened without it, a vault read through a
     /// public-key entry with no anchor pinned would be any writer's that knows the device's public key.
     /// - Throws: `SyncError` `.server` when the server cannot be asked (the pending create is kept for the next try);
     ///   what opening it throws (the pending create forgotten when retrying cannot cure that).
-    private func adoptPendingCreate(_ pending: Data, device: any DeviceKey) async throws(SyncError) -> String? {
+    private func adoptPendingCreate(_ pending: Data, device: any DeviceKey) async throws(SyncError)
+        -> (version: String, state: VaultState)?
+    {
         let opened: VaultOpener.OpenedVault
         let document: VaultDocument
         do throws(SyncError) {
@@ -204,7 +207,7 @@ public actor VaultSyncEngine {
             document, blob: pending, working: working,
             record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: working != document, nextAttemptAt: nil))
         try store.clearPendingCreate()
-        return version
+        return (version, opened.state)
     }
 
     /// What the server holds, measured against a blob this device sent.

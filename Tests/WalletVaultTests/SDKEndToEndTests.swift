@@ -366,9 +366,15 @@ struct SDKEndToEndTests {
         lossy.play([.answerLost], to: .saves)
         lossy.play([.networkError, .networkError], to: .loads)
         await requireError(.server) { _ = try await b.engine.createVault() }
+        await expectConflict("B adopted A's vault") { () async throws(SyncError) in _ = try await b.engine.createVault() }
+    }
+
+    /// Records an issue unless `body` throws a `SyncError` carrying the server's 409 (`.conflict`); `otherwise` names
+    /// what its success would mean.
+    func expectConflict(_ otherwise: String, _ body: () async throws(SyncError) -> Void) async {
         do throws(SyncError) {
-            _ = try await b.engine.createVault()
-            Issue.record("B adopted A's vault")
+            try await body()
+            Issue.record(Comment(rawValue: otherwise))
         } catch {
             guard case .conflict? = error.backupError else {
                 Issue.record("expected a conflict, got \(error)")
@@ -385,15 +391,7 @@ struct SDKEndToEndTests {
         let b = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "B", directory: nil, transport: lossy, conflictHandler: nil)
         _ = try await a.engine.createVault()
         lossy.play([.networkError], to: .saves)
-        do throws(SyncError) {
-            _ = try await b.engine.createVault()
-            Issue.record("B created a second vault")
-        } catch {
-            guard case .conflict? = error.backupError else {
-                Issue.record("expected a conflict, got \(error)")
-                return
-            }
-        }
+        await expectConflict("B created a second vault") { () async throws(SyncError) in _ = try await b.engine.createVault() }
         #expect(try await b.engine.document() == nil)
     }
 

@@ -205,18 +205,17 @@ class VaultSyncEngine(
     suspend fun createVault(recoveryPaths: List<Recipient> = emptyList()): SyncReport = exclusive {
         val start = snapshot()
         val device = liveDeviceKey() ?: deviceKeys.create()
-        val pending = store.pendingCreate()
-        val adopted = pending?.let { adoptPendingCreate(it, device) }
-        if (pending != null && adopted != null) {
+        val adopted = store.pendingCreate()?.let { adoptPendingCreate(it, device) }
+        if (adopted != null) {
             // Adopted as the first attempt sealed it: a retry that asks for other recovery paths (a new code shown to
             // the user) must not be told they are in.
-            val entries = VaultEnvelope.parse(pending).entries.map { it.kekId }.toSet()
+            val entries = adopted.second.entries.map { it.kekId }.toSet()
             if (recoveryPaths.any { it.key.kekId !in entries }) {
                 throw SyncException(
                     SyncException.Code.INVALID_INPUT,
                     "the vault was created by an earlier attempt, with the recovery paths given then; call replaceRecoveryPaths to put these in their place")
             }
-            return@exclusive SyncReport.Created(adopted)
+            return@exclusive SyncReport.Created(adopted.first)
         }
         val document = start.document ?: VaultDocument()
         if (start.document == null) synchronized(editLock) { store.saveWorkingCopy(document) }
@@ -231,14 +230,15 @@ class VaultSyncEngine(
      * Adopts an earlier create whose outcome was not learnt, when the server holds exactly its [pending] blob: its
      * counter and anchor are recorded as an accepted upload's are, and the working copy, which descends from the
      * content sealed, stays as it is, pending when it changed since. When the server holds nothing, the same bytes are
-     * sent again first. Returns the version, or null (the pending create forgotten) when the server holds another vault.
+     * sent again first. Returns the version and its state, or null (the pending create forgotten) when the server
+     * holds another vault.
      *
      * The byte comparison is what makes the vault this device's own: opened without it, a vault read through a
      * public-key entry with no anchor pinned would be any writer's that knows the device's public key.
      * Throws [SyncException] `SERVER` or `OFFLINE` when the server cannot be asked (the pending create is kept for
      * the next try), and what opening it throws (the pending create forgotten when retrying cannot cure that).
      */
-    private suspend fun adoptPendingCreate(pending: ByteArray, device: KeyEncryptionKey): String? {
+    private suspend fun adoptPendingCreate(pending: ByteArray, device: KeyEncryptionKey): Pair<String, VaultState>? {
         val opened: OpenedVault
         val document: VaultDocument
         try {
@@ -263,7 +263,7 @@ class VaultSyncEngine(
             store.commitSynced(document, pending, working, LocalVaultStore.Record(version, working != document, null))
         }
         store.clearPendingCreate()
-        return version
+        return Pair(version, opened.state)
     }
 
     /**
