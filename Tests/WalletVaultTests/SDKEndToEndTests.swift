@@ -369,6 +369,34 @@ struct SDKEndToEndTests {
         await expectConflict("B adopted A's vault") { () async throws(SyncError) in _ = try await b.engine.createVault() }
     }
 
+    /// A pending create the server did not hold when asked, whose first attempt lands just before the resend (a slow
+    /// proxy that let it through late): the resend meets that attempt's 409, and the vault is adopted as this device's
+    /// own, because the server holds exactly its bytes.
+    @Test func aResendOfAPendingCreateThatMeetsItsFirstAttemptAdoptsIt() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play([.held, .networkError], to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        await requireError(.server) { _ = try await a.engine.createVault() }
+        let pending = try LocalVaultStore(directory: a.directory).pendingCreate()
+        do throws(BackupError) {
+            _ = try await a.backup.load()
+            Issue.record("the held attempt reached the server early")
+        } catch .notFound {}
+        lossy.play([.releasingHeld], to: .saves)
+        let report = try await a.engine.createVault()
+        guard case .blob(let stored) = try await a.backup.load() else {
+            Issue.record("nothing stored")
+            return
+        }
+        #expect(report == .created(version: stored.syncID))
+        #expect(pending != nil && stored.blob == pending, "the first attempt's bytes are not what the server holds")
+        #expect(try LocalVaultStore(directory: a.directory).pendingCreate() == nil, "the adopted create is still pending")
+        try await expectItsCreatorSavesAndPairs(a, on: server, user: user)
+    }
+
     /// Records an issue unless `body` throws a `SyncError` carrying the server's 409 (`.conflict`); `otherwise` names
     /// what its success would mean.
     func expectConflict(_ otherwise: String, _ body: () async throws(SyncError) -> Void) async {

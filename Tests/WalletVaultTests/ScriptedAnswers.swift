@@ -17,6 +17,10 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
         case notModifiedAtOnce
         /// The request reaches `inner`, which acts on it, and its answer is lost on the way back.
         case answerLost
+        /// The request is held on its way (its sender sees a network error) until a `.releasingHeld` request.
+        case held
+        /// The requests held so far reach `inner` first, and then this one does.
+        case releasingHeld
     }
 
     /// Which requests a script answers.
@@ -29,6 +33,7 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
 
     private let inner: any HTTPTransport
     private let scripts = Mutex<[Requests: [Outcome]]>([:])
+    private let heldRequests = Mutex<[URLRequest]>([])
 
     init(_ inner: any HTTPTransport) {
         self.inner = inner
@@ -59,6 +64,15 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
         case .answerLost?:
             _ = try await inner.send(request)
             throw URLError(.networkConnectionLost)
+        case .held?:
+            heldRequests.withLock { $0.append(request) }
+            throw URLError(.networkConnectionLost)
+        case .releasingHeld?:
+            for held in heldRequests.withLock({ held in
+                defer { held = [] }
+                return held
+            }) { _ = try await inner.send(held) }
+            return try await inner.send(request)
         case .unavailable?: status = 503
         case .notModifiedAtOnce?:
             let etag = request.value(forHTTPHeaderField: "If-None-Match") ?? ""

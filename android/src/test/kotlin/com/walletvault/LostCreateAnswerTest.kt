@@ -183,6 +183,36 @@ class LostCreateAnswerTest {
         assertNull(b.engine.anchor())
     }
 
+    /**
+     * A pending create the server did not hold when asked, whose first attempt lands just before the resend (a slow
+     * proxy that let it through late): the resend meets that attempt's 409, and the vault is adopted as this device's
+     * own, because the server holds exactly its bytes (the Swift SDK's
+     * aResendOfAPendingCreateThatMeetsItsFirstAttemptAdoptsIt).
+     */
+    @Test
+    fun aResendOfAPendingCreateThatMeetsItsFirstAttemptAdoptsIt() {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 2))
+        runSuspending { a.engine.history() }
+        server.networkErrorsNext = 2
+        server.loadErrorsNext = 2
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val pending = a.store.pendingCreate()!!
+        assertNull(server.current, "the first attempt reached the server early")
+        server.beforeSaveStored = {
+            server.beforeSaveStored = null
+            synchronized(server) { server.versions.add(FakeServer.Stored(pending, UtcTime.formatted(System.currentTimeMillis()))) }
+        }
+        val report = runSuspending { a.engine.createVault() }
+        assertTrue(report is SyncReport.Created, report.toString())
+        assertEquals(1, server.versions.size, "the resend stored a second vault")
+        assertEquals(server.current!!.syncId, report.version)
+        assertTrue(server.current!!.blob.contentEquals(pending), "the first attempt's bytes are not what the server holds")
+        assertFalse(pendingCreateKept(a), "the adopted create is still pending")
+        assertNotNull(a.engine.anchor())
+        a.set("passport", "P-1")
+        assertTrue(a.sync() is SyncReport.Pushed, "A cannot save over its own vault")
+    }
+
     /** An erasure forgets a pending create with the rest of the vault's files. */
     @Test
     fun erasingTheVaultForgetsAPendingCreate() {
