@@ -299,12 +299,22 @@ class VaultSyncEngine(
         // A create whose outcome was not learnt: without adopting it here, its own vault would read as one this device
         // was never confirmed for (no anchor pinned), and the app would be told to pair or recover.
         store.pendingCreate()?.let { pending -> liveDeviceKey()?.let { adoptPendingCreate(pending, it) } }
-        try {
-            repeat(MAX_ROUNDS) { syncRound()?.let { return it } }
+        return reportingRateLimit {
+            repeat(MAX_ROUNDS) { syncRound()?.let { return@reportingRateLimit it } }
             throw SyncException(SyncException.Code.SERVER, "other devices kept saving; try again", BackupError.Conflict(null, null))
+        }
+    }
+
+    /**
+     * [body]'s report, or [SyncReport.RateLimited] when its save met the server's hourly cap: the local copy stays
+     * authoritative, and the time the server allows the next save is recorded, so that syncs until then send none.
+     * Throws the other [SyncException]s [body] throws.
+     */
+    private suspend fun reportingRateLimit(body: suspend () -> SyncReport): SyncReport {
+        try {
+            return body()
         } catch (e: SyncException) {
             val limited = e.backupError as? BackupError.RateLimited ?: throw e
-            // The local copy stays authoritative; remember when the server allows the next save.
             val next = clock.nowMillis() + limited.retryAfterSeconds * 1000L
             synchronized(editLock) {
                 val record = store.record()
@@ -528,7 +538,9 @@ class VaultSyncEngine(
      * storing anything, and only if [code] (as the approving device shows it, `"123 456"`; spaces and dashes ignored;
      * typed by the user, never sent through the server) is the one computed from that exact blob and entry pins the
      * vault's anchor, then restores or, when this device has edits it has not pushed, merges as [sync] does (asking
-     * [conflictHandler] when both changed an item: [SyncReport.Merged]).
+     * [conflictHandler] when both changed an item: [SyncReport.Merged]). When the save enrolling this device's own
+     * key meets the server's hourly cap, the restore stands and the report is [SyncReport.RateLimited]: a sync after
+     * that time enrolls it.
      *
      * A wrong code is [SyncException.Code.CONFIRMATION_MISMATCH]: nothing of the vault is stored, only the count of
      * wrong codes for this entry (kept in the [LocalVaultStore], so restarts do not reset it), and the message says to
@@ -559,7 +571,11 @@ class VaultSyncEngine(
         }
         // A member confirming again (its state lost, or offline past the pinned epoch) may hold edits it never pushed.
         val working = start.document
-        if (working != null && store.record().hasLocalEdits) merge(remote, working, start, opened) else restore(remote, start, opened)
+        // The enrolment's save may meet the hourly cap after the restore was written: reported as a sync's is, so the
+        // enrolment waits for the next allowed save (enrollInSyncedVersion), as in Swift, where confirming syncs.
+        reportingRateLimit {
+            if (working != null && store.record().hasLocalEdits) merge(remote, working, start, opened) else restore(remote, start, opened)
+        }
     }
 
     /** The §11.4 comparison with the cap on wrong codes ([confirmPairing]). */

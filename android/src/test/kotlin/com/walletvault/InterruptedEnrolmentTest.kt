@@ -57,6 +57,8 @@ class InterruptedEnrolmentTest {
         val ownKekId: String
         /** What confirming the pairing threw. */
         val pairingError: SyncException?
+        /** What confirming the pairing returned, when it did not throw. */
+        var pairingReport: SyncReport? = null
 
         init {
             runSuspending { laptop.engine.createVault() }
@@ -67,7 +69,7 @@ class InterruptedEnrolmentTest {
             val approved = runSuspending { laptop.engine.approve(PairingRequest.parse(request.encoded)) }
             lossy.outcomes.addAll(failures)
             pairingError = try {
-                runSuspending { phone.engine.confirmPairing(approved.confirmationCode) }
+                pairingReport = runSuspending { phone.engine.confirmPairing(approved.confirmationCode) }
                 null
             } catch (e: SyncException) {
                 e
@@ -140,18 +142,21 @@ class InterruptedEnrolmentTest {
     }
 
     /**
-     * A 429 on the enrolment postpones it as it does an edit: the syncs before the next allowed attempt send no save,
-     * the first after it enrolls.
+     * A 429 on the enrolment postpones it as it does an edit: confirming reports the rate limit as a sync does (as in
+     * Swift, where confirming syncs), with the next allowed attempt recorded; the syncs before it send no save, the
+     * first after it enrolls. Before, confirming threw `SERVER` and recorded no time, so the first sync sent the save
+     * again into the cap.
      */
     @ParameterizedTest
     @ValueSource(ints = [34])
     fun aRateLimitedEnrolmentWaitsForTheNextAllowedAttempt(sdk: Int) {
-        val paired = Interrupted(sdk, listOf(429, 429))
-        assertTrue(paired.pairingError?.backupError is BackupError.RateLimited, "the enrolment's save was not rate limited: ${paired.pairingError}")
-        val limited = paired.phone.sync()
-        assertTrue(limited is SyncReport.RateLimited, "the sync did not try the enrolment again: $limited")
+        val paired = Interrupted(sdk, listOf(429))
+        assertEquals(null, paired.pairingError, "confirming threw instead of reporting the rate limit")
+        val limited = paired.pairingReport
+        assertTrue(limited is SyncReport.RateLimited, "confirming did not report the rate limit: $limited")
         val next = (limited as SyncReport.RateLimited).nextAttemptAt
-        assertNotNull(paired.phone.engine.status().nextAttemptAt)
+        assertEquals(next, paired.phone.engine.status().nextAttemptAt)
+        assertEquals(clock.now + 3_600_000L, next, "the next allowed attempt is not the server's Retry-After")
         val saves = paired.lossy.saves.get()
         val stored = paired.storedKekIds()
         assertTrue(paired.phone.sync() is SyncReport.UpToDate, "the enrolment does not wait for the next allowed attempt")
