@@ -12,7 +12,9 @@ import VaultWire
 /// background once it is older than its lifetime less `refreshMarginSeconds` (the seed: after
 /// 8–9 of 10 minutes) while callers keep using it, and awaited only once it has expired.
 public actor SessionTokenProvider {
-    /// Returns the app's current OIDC access token; may prompt the user.
+    /// Returns the app's current OIDC access token; may prompt the user. Let a `URLError` (or an error whose
+    /// `NSUnderlyingErrorKey` is one) out when the identity provider cannot be reached: it is reported as
+    /// `BackupError.transport`, any other error as `.unauthorized`.
     public typealias AccessTokenSource = @Sendable () async throws -> String
 
     private struct Cached {
@@ -47,7 +49,8 @@ public actor SessionTokenProvider {
 
     /// A session token valid now.
     ///
-    /// - Throws: `BackupError.unauthorized` when the OIDC token is refused, or a transport error.
+    /// - Throws: `BackupError.unauthorized` when the OIDC token is refused or its source fails, `.transport` when the
+    ///   source cannot reach its identity provider or the server cannot be reached.
     public func token() async throws(BackupError) -> String {
         let now = clock.now().millisecondsSinceEpoch
         if let current, now < current.expiresAt {
@@ -84,10 +87,29 @@ public actor SessionTokenProvider {
         return cached
     }
 
+    /// What a failure of the app's OIDC token source means: a source that could not reach its identity provider
+    /// (a `URLError`, also as the underlying error of the source's own, or a cancelled refresh) is a transport failure
+    /// to retry later; anything else (the IdP refused, the user declined) is `.unauthorized`, which tells the app to
+    /// sign the user in again, and must not follow from a phone being offline.
+    private static func sourceFailure(_ error: any Error) -> BackupError {
+        if error is CancellationError { return .transport("the OIDC token source was cancelled") }
+        var next: (any Error)? = error
+        // Bounded: an error whose underlying chain loops must not hang the exchange.
+        for _ in 0..<8 {
+            guard let current = next else { break }
+            let bridged = current as NSError
+            if bridged.domain == NSURLErrorDomain {
+                return .transport("the OIDC token source could not reach its identity provider (URL error \(bridged.code))")
+            }
+            next = bridged.userInfo[NSUnderlyingErrorKey] as? any Error
+        }
+        return .unauthorized
+    }
+
     private func exchange() async throws(BackupError) -> Cached {
         exchangeCount += 1
         let oidcToken: String
-        do { oidcToken = try await accessToken() } catch { throw .unauthorized }
+        do { oidcToken = try await accessToken() } catch { throw Self.sourceFailure(error) }
         var request = URLRequest(url: endpoint)
         request.httpMethod = "POST"
         request.setValue("Bearer \(oidcToken)", forHTTPHeaderField: "Authorization")

@@ -66,6 +66,33 @@ struct BackupClientTests {
         #expect(try await tokens.token() == "session-3")
     }
 
+    /// An OIDC token source that cannot reach its identity provider (a phone offline when its token needs refreshing)
+    /// is a transport failure to retry later, not `.unauthorized`, which tells the app to sign the user in again; one
+    /// that fails otherwise (the IdP refused, the user declined) is `.unauthorized`.
+    @Test(arguments: [
+        (URLError(.notConnectedToInternet) as any Error, true),
+        (NSError(domain: "IdP", code: 1, userInfo: [NSUnderlyingErrorKey: URLError(.timedOut)]), true),
+        (CancellationError(), true),
+        (NSError(domain: "IdP", code: 401), false),
+    ])
+    func aTokenSourceThatCannotReachItsIdPIsATransportFailure(failure: any Error, isTransport: Bool) async throws {
+        let tokens = SessionTokenProvider(
+            serverURL: server, accessToken: { throw failure }, transport: Self.happyServer(), clock: clock)
+        do throws(BackupError) {
+            _ = try await tokens.token()
+            Issue.record("a token without an OIDC token")
+        } catch {
+            if isTransport {
+                guard case .transport = error else {
+                    Issue.record("\(failure) became \(error)")
+                    return
+                }
+            } else {
+                #expect(error == .unauthorized)
+            }
+        }
+    }
+
     @Test func a401RenewsOnceAndRetriesOnce() async throws {
         let rejected = Mutex(0)
         let transport = MockTransport { request, _ in
