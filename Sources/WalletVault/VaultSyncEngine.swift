@@ -320,7 +320,8 @@ public actor VaultSyncEngine {
             } catch {
                 if Task.isCancelled { break }
                 if case .rateLimited(let seconds)? = error.backupError {
-                    pause = Double(seconds)
+                    // At least a second: a `Retry-After: 0` (from a proxy) would have the loop ask again at once.
+                    pause = max(Double(seconds), 1)
                     countsAsFailure = false
                 } else if error.code == .server || error.code == .notNow {
                     pause = backoffSeconds

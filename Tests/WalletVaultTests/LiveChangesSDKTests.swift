@@ -103,6 +103,11 @@ struct LiveChangesSDKTests {
             thenOnce: .unavailable)
     }
 
+    @Test func aLongPoll429WithRetryAfterZeroPausesASecondNotZero() async throws {
+        // A proxy that sends `Retry-After: 0` would otherwise make the loop ask again at once, without end.
+        try await expectPauses([1, 1, 1], after: Array(repeating: .rateLimited(retryAfter: 0), count: 3), thenOnce: .unavailable)
+    }
+
     @Test func aServerThatAnswersLongPollsWithoutWaitingIsPausedOnNotFlooded() async throws {
         // A server or proxy that ignores `wait` answers 304 at once; the loop must back off as after failures.
         try await expectPauses(
