@@ -1082,8 +1082,12 @@ public actor VaultSyncEngine {
     }
 
     /// The `SyncError` for a refused or failed request: `.removedFromVault` when the server wants a writer proof this
-    /// device cannot give, `.server` otherwise.
+    /// device cannot give, `.tooLarge` for its 413, `.server` otherwise.
     private static func serverError(_ what: String, _ error: BackupError) -> SyncError {
+        if error == .blobTooLarge {
+            // The server's own limit (below this client's): as final as the client's check, and not to be retried.
+            return SyncError(.tooLarge, "\(what): the vault is larger than the server takes; split large media out", backupError: error)
+        }
         guard error == .writerRefused else { return SyncError(.server, what, backupError: error) }
         return SyncError(
             .removedFromVault,

@@ -434,6 +434,27 @@ struct SDKEndToEndTests {
         #expect(try await device.values()["photo"] != nil, "the edit stays local")
     }
 
+    /// A vault the client's own limit lets through but the server's `max_blob_bytes` refuses (a 413) is `.tooLarge`,
+    /// as the client's own check is, and not a `.server` failure that `changes()` would retry, uploading it again each
+    /// time.
+    @Test func aVaultTheServerFindsTooLargeIsTooLarge() async throws {
+        let server = try InProcessServer()
+        let limited = ScriptedAnswers(server.transport())
+        let device = try SimulatedDevice(
+            baseURL: server.baseURL, user: UUID().uuidString, label: "A", directory: nil, transport: limited, conflictHandler: nil)
+        _ = try await device.engine.createVault()
+        try await device.set("photo", "a large one")
+        limited.play([.blobTooLarge], to: .saves)
+        do throws(SyncError) {
+            let report = try await device.engine.sync()
+            Issue.record("the server took a vault above its limit: \(report)")
+        } catch {
+            #expect(error.code == .tooLarge)
+            #expect(error.backupError == .blobTooLarge)
+        }
+        #expect(try await device.values()["photo"] != nil, "the edit stays local")
+    }
+
     @Test func recoveryInvalidationRevocationAndTamperDetection() async throws {
         let server = try InProcessServer(TestServerOptions())
         let user = UUID().uuidString

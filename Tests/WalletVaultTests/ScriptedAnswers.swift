@@ -11,6 +11,9 @@ import WalletVault
 final class ScriptedAnswers: HTTPTransport, Sendable {
     enum Outcome: Sendable {
         case rateLimited(retryAfter: Int)
+        /// A 413 `blob_too_large`, as the server's `limits.max_blob_bytes` gives (the in-process server has no body limit:
+        /// its HTTP transport enforces it).
+        case blobTooLarge
         case unavailable
         case networkError
         /// A 304 at once, as from a server or proxy that ignores `wait`.
@@ -74,6 +77,9 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
             }) { _ = try await inner.send(held) }
             return try await inner.send(request)
         case .unavailable?: status = 503
+        case .blobTooLarge?:
+            let body = Data(#"{"error":"blob_too_large","message":"scripted"}"#.utf8)
+            return (body, HTTPURLResponse(url: request.url!, statusCode: 413, httpVersion: "HTTP/1.1", headerFields: headers)!)
         case .notModifiedAtOnce?:
             let etag = request.value(forHTTPHeaderField: "If-None-Match") ?? ""
             let response = HTTPURLResponse(
