@@ -64,25 +64,34 @@ public struct VaultOpener: Sendable {
         let accepted = try await acceptedState(vaultID, envelope: envelope)
         try Self.checkBeforeKeys(envelope, accepted)
         let opened = try await decrypt(envelope, vaultID: vaultID, keys: keys)
-        // After the tag, so that an edited copy is named for what was edited; a valid second version is a fork.
-        if accepted.otherBlobAtThisCounter, let counter = envelope.counter {
+        try Self.checkNotForked(envelope, accepted)
+        try await record(opened, anchor: try Self.anchorToPin(opened, accepted: accepted))
+        return opened
+    }
+
+    /// Refuses a version that is not the one this reader accepted at its counter, or that does not name the version
+    /// accepted just below it as `previous` (FORMAT.md §11.10). Called after the tag, so that an edited copy is named
+    /// for what was edited: a valid second version is a fork.
+    ///
+    /// - Throws: `VaultEnvelopeError` `.forkDetected`.
+    private static func checkNotForked(_ envelope: VaultEnvelope, _ accepted: Accepted) throws {
+        guard let counter = envelope.counter else { return }
+        if accepted.otherBlobAtThisCounter {
             throw VaultEnvelopeError(
                 .forkDetected, "another version than the one this device accepted at counter \(counter): the server serves two")
         }
-        if let below = accepted.digestJustBelow, envelope.previous != below, let counter = envelope.counter {
+        if let below = accepted.digestJustBelow, envelope.previous != below {
             throw VaultEnvelopeError(
                 .forkDetected,
                 "version \(counter) does not follow the version \(counter - 1) this device accepted: the server serves a fork")
         }
-        try await record(opened, anchor: try Self.anchorToPin(opened, accepted: accepted))
-        return opened
     }
 
     /// Opens the blob a new device finds after an approval, storing nothing: the caller shows the user nothing of
     /// it until `confirm` has checked the code the approving device displays (FORMAT.md §11.4).
     ///
-    /// - Throws: `VaultEnvelopeError` as `open(_:vaultID:keys:)` does; `.unconfirmedVault` for a blob without a
-    ///   vault identity, which cannot be confirmed (the approver writes an anchored version first).
+    /// - Throws: `VaultEnvelopeError` as `open(_:vaultID:keys:)` does (`.forkDetected` included); `.unconfirmedVault`
+    ///   for a blob without a vault identity, which cannot be confirmed (the approver writes an anchored version first).
     public func openForConfirmation(_ blob: Data, vaultID: String, keys: [any KeyEncryptionKey]) async throws -> OpenedVault {
         let envelope = try VaultEnvelope(parsing: blob, maxBytes: maxBlobBytes)
         let accepted = try await acceptedState(vaultID, envelope: envelope)
@@ -91,6 +100,8 @@ public struct VaultOpener: Sendable {
         guard opened.state.identity != nil else {
             throw VaultEnvelopeError(.unconfirmedVault, "this version names no vault identity and cannot be confirmed")
         }
+        // A member confirming again must not take in the branch that dropped a version it accepted.
+        try Self.checkNotForked(envelope, accepted)
         try Self.checkCarriedAnchor(opened, accepted: accepted)
         return opened
     }
@@ -113,6 +124,7 @@ public struct VaultOpener: Sendable {
         // The store may have moved while the user typed; check again against what it holds now.
         let accepted = try await acceptedState(opened.state.vaultID, envelope: opened.state.envelope)
         try Self.checkBeforeKeys(opened.state.envelope, accepted)
+        try Self.checkNotForked(opened.state.envelope, accepted)
         try Self.checkCarriedAnchor(opened, accepted: accepted)
         try await record(opened, anchor: identity.anchor)
     }

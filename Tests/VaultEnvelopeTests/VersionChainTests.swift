@@ -53,6 +53,46 @@ import VaultTestSupport
         #expect(try await a.opener.open(v3.blob, vaultID: "v", keys: [keyA]).state.counter == 3)
     }
 
+    /// A member that must confirm again (its pinned epoch fell behind, say) runs the same fork checks: served the
+    /// branch that dropped a version it accepted, it refuses it, and keeps the digest that shows the fork. Before,
+    /// `openForConfirmation` and `confirm` checked neither, and the confirmation overwrote the digest kept.
+    @Test func aConfirmationOfAForkedVersionIsRefusedAsAnOpenIs() async throws {
+        let (keyA, keyB, keyC) = (try DeviceKEK.generate(), try DeviceKEK.generate(), try DeviceKEK.generate())
+        let a = try await WriterAuthenticationTests.member(keyA, extra: [.init(keyB, label: "B"), .init(keyC, label: "C")])
+        let identity = try #require(a.created.state.identity)
+        let b = try await Self.member(keyB, opening: a.created.blob, anchor: identity.anchor)
+        let v2 = try await b.sealer.seal(TestSupport.plaintext, over: b.opened.state)
+        try await b.sealer.markAccepted(v2)
+        _ = try await a.opener.open(v2.blob, vaultID: "v", keys: [keyA])
+        let c = try await Self.member(keyC, opening: a.created.blob, anchor: identity.anchor)
+        let forked2 = try await c.sealer.seal(TestSupport.plaintext, over: c.opened.state)
+        try await c.sealer.markAccepted(forked2)
+        let forked3 = try await c.sealer.seal(TestSupport.plaintext, over: forked2.state)
+        let before = await WriterAuthenticationTests.stored(a.store)
+        for forked in [forked2, forked3] {
+            await #expect { try await a.opener.openForConfirmation(forked.blob, vaultID: "v", keys: [keyA]) } throws: {
+                VaultEnvelopeError.Code.forkDetected.matches($0)
+            }
+        }
+        #expect(await WriterAuthenticationTests.stored(a.store) == before)
+        // Opened for confirmation before the store accepted the other branch: confirming it checks again.
+        let fresh = VaultOpener(counterStore: InMemoryCounterStore())
+        let pendingFork = try await fresh.openForConfirmation(forked2.blob, vaultID: "v", keys: [keyA])
+        let pendingV2 = try await fresh.openForConfirmation(v2.blob, vaultID: "v", keys: [keyA])
+        try await fresh.confirm(pendingV2, code: try Self.code(pendingV2, keyA), entryKekID: keyA.kekID)
+        await #expect { try await fresh.confirm(pendingFork, code: try Self.code(pendingFork, keyA), entryKekID: keyA.kekID) } throws: {
+            VaultEnvelopeError.Code.forkDetected.matches($0)
+        }
+        let v3 = try await b.sealer.seal(TestSupport.plaintext, over: v2.state)
+        #expect(try await a.opener.openForConfirmation(v3.blob, vaultID: "v", keys: [keyA]).state.counter == 3)
+    }
+
+    /// The confirmation code the approver shows for `opened`'s entry of `key`.
+    static func code(_ opened: VaultOpener.OpenedVault, _ key: DeviceKEK) throws -> String {
+        let identity = try #require(opened.state.identity)
+        return identity.confirmationCode(forEntry: key.kekID, blobDigest: try #require(opened.confirmationDigest))
+    }
+
     @Test func aReaderThatMissedVersionsChecksNoLinkAndTheMemberIsCheckedOnlyWhereItCan() async throws {
         // A reader that accepted 1 and is served 3 cannot check 3's link to a 2 it never saw: the link is still
         // covered by 3's digest, which the fingerprint shows (FORMAT.md §11.10).
