@@ -359,15 +359,23 @@ public actor VaultSyncEngine {
         // A create whose outcome was not learnt: without adopting it here, its own vault would read as one this device
         // was never confirmed for (no anchor pinned), and the app would be told to pair or recover.
         if let pending = store.pendingCreate(), let device { _ = try await adoptPendingCreate(pending, device: device) }
-        do throws(SyncError) {
+        return try await reportingRateLimit { () async throws(SyncError) -> SyncReport in
             for _ in 0..<Self.maxRounds {
                 if let report = try await syncRound() { return report }
             }
             throw SyncError(
                 .server, "other devices kept saving; try again", backupError: .conflict(currentSyncID: nil, currentUpdatedUtc: nil))
+        }
+    }
+
+    /// `body`'s report, or `.rateLimited` when its save met the server's hourly cap: the local copy stays
+    /// authoritative, and the time the server allows the next save is recorded, so that syncs until then send none.
+    /// - Throws: the other `SyncError`s `body` throws.
+    private func reportingRateLimit(_ body: () async throws(SyncError) -> SyncReport) async throws(SyncError) -> SyncReport {
+        do throws(SyncError) {
+            return try await body()
         } catch {
             guard case .rateLimited(let seconds)? = error.backupError else { throw error }
-            // The local copy stays authoritative; remember when the server allows the next save.
             let next = UTCTimestamp(millisecondsSinceEpoch: clock.now().millisecondsSinceEpoch + Int64(seconds) * 1000)
             var record = store.syncRecord()
             record.nextAttemptAt = next.millisecondsSinceEpoch
@@ -571,10 +579,11 @@ public actor VaultSyncEngine {
     /// the anti-rollback counter's, and its items are written over the current document as new changes (items it
     /// lacks are deleted), so every device takes the restore as the newest content. The save names the current
     /// version (`If-Match`): a device that saved meanwhile makes this fail rather than be overwritten.
+    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
     /// - Throws: `SyncError` `.server` with `.notFound` for a version not kept, `.conflict` for a racing save;
     ///   `.noAccess` when this device's key has no entry in that version; `.tampered`, and what `sync` throws.
     public func restoreVersion(_ syncID: String) async throws(SyncError) -> SyncReport {
-        try await exclusively { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyReportingRateLimit { () async throws(SyncError) -> SyncReport in
             _ = try await syncNow()
             let working = try readWorking()
             guard let current = store.syncRecord().syncedVersion, let document = working.document else {
@@ -635,9 +644,10 @@ public actor VaultSyncEngine {
     ///
     /// A device that is already a member (one that has to confirm the vault again, as after the upgrade to anchored
     /// blobs, FORMAT.md §11.7) keeps its entry: approving it only saves, and `confirmationCode(for:)` is its code.
+    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
     /// - Throws: `SyncError` as `sync` does.
     public func approve(_ request: PairingRequest) async throws(SyncError) -> SyncReport {
-        try await exclusively { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyReportingRateLimit { () async throws(SyncError) -> SyncReport in
             try await changeRecipients { (state) async throws(SyncError) -> VaultState in
                 guard !state.entries.contains(where: { $0.kekID == request.recipient.kekID }) else { return state }
                 return try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
@@ -780,6 +790,7 @@ public actor VaultSyncEngine {
     ///
     /// With `newRecoveryPaths` every recovery-code and passphrase entry is replaced by those in the same save: a
     /// revoked device that ever saw the old code (or passphrase) could otherwise still open every later version.
+    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
     /// - Throws: `SyncError` `.invalidInput` for an unknown or last entry, and the others `sync` throws.
     public func revoke(
         kekID: String, additionalKeys: [any KeyWrapping] = [], newRecoveryPaths: [(key: any KeyWrapping, label: String)]? = nil
@@ -790,6 +801,7 @@ public actor VaultSyncEngine {
     /// Replaces every recovery-code and passphrase entry by `newPaths` and rotates the DEK and the vault secret, so
     /// that whoever knew an old code or passphrase opens nothing saved from now on.
     ///
+    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
     /// - Throws: `SyncError` `.invalidInput` when `newPaths` is empty (revoke a path with `revoke(kekID:)`), and the
     ///   others `sync` throws.
     public func replaceRecoveryPaths(with newPaths: [(key: any KeyWrapping, label: String)]) async throws(SyncError) -> SyncReport {
@@ -802,7 +814,7 @@ public actor VaultSyncEngine {
     private func rotate(
         removing kekIDs: [String], additionalKeys: [any KeyWrapping], newRecoveryPaths: [(key: any KeyWrapping, label: String)]?
     ) async throws(SyncError) -> SyncReport {
-        try await exclusively { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyReportingRateLimit { () async throws(SyncError) -> SyncReport in
             _ = try await syncNow()
             let working = try readWorking()
             guard let version = store.syncRecord().syncedVersion, let document = working.document else {
@@ -957,6 +969,11 @@ public actor VaultSyncEngine {
             if waitingOperations.isEmpty { operationRunning = false } else { waitingOperations.removeFirst().resume() }
         }
         return try await body()
+    }
+
+    /// `exclusively` for an operation whose own save may meet the server's hourly cap (`reportingRateLimit`).
+    private func exclusivelyReportingRateLimit(_ body: () async throws(SyncError) -> SyncReport) async throws(SyncError) -> SyncReport {
+        try await exclusively { () async throws(SyncError) -> SyncReport in try await reportingRateLimit(body) }
     }
 
     private func readWorking() throws(SyncError) -> WorkingRead {

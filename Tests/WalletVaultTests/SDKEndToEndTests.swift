@@ -434,6 +434,49 @@ struct SDKEndToEndTests {
         #expect(try await device.values()["photo"] != nil, "the edit stays local")
     }
 
+    /// An operation that saves (approving a device, revoking one, restoring a kept version) and meets the server's
+    /// hourly cap reports it as a sync does, `.rateLimited` with the next allowed attempt recorded, instead of a
+    /// `.server` failure that recorded no time; the same operation once the cap allows it succeeds.
+    @Test(arguments: ["approve", "revoke", "restoreVersion"])
+    func anOperationThatSavesReportsTheRateLimitAsASyncDoes(operation: String) async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let limited = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: limited, conflictHandler: nil)
+        let first = try await a.engine.createVault()
+        try await a.set("x", "1")
+        _ = try await a.engine.sync()
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        let newcomer = try SimulatedDevice(server: server, user: user, label: "C")
+        let request = try await newcomer.engine.pairingRequest()
+        let bKekID = try #require(try await a.engine.devices().first { $0.label == "B" }?.kekID)
+        guard case .created(let firstVersion) = first else {
+            Issue.record("no create")
+            return
+        }
+        let run = { () async throws(SyncError) -> SyncReport in
+            switch operation {
+            case "approve": try await a.engine.approve(request)
+            case "revoke": try await a.engine.revoke(kekID: bKekID)
+            default: try await a.engine.restoreVersion(firstVersion)
+            }
+        }
+        limited.play([.rateLimited(retryAfter: 120)], to: .saves)
+        let asked = Date()
+        let report = try await run()
+        guard case .rateLimited(let next) = report else {
+            Issue.record("expected the rate limit, got \(report)")
+            return
+        }
+        let ahead = next.millisecondsSinceEpoch - Int64(asked.timeIntervalSince1970 * 1000)
+        #expect((115_000...125_000).contains(ahead), "the next attempt is not the server's Retry-After: \(ahead) ms")
+        #expect(await a.engine.status().nextAttemptAt == next.millisecondsSinceEpoch)
+        guard case .rateLimited = try await run() else { return }
+        Issue.record("the operation did not go through once the cap allowed it")
+    }
+
     /// A vault the client's own limit lets through but the server's `max_blob_bytes` refuses (a 413) is `.tooLarge`,
     /// as the client's own check is, and not a `.server` failure that `changes()` would retry, uploading it again each
     /// time.
