@@ -265,13 +265,14 @@ public actor VaultSyncEngine {
     /// the conflict handler is asked when the merge cannot decide. A report that changed nothing (`.upToDate`) is not
     /// delivered. Failures that may pass (the network, a 5xx) pause 1 s, doubling to 60 s, and so does a long-poll
     /// that found nothing and came back in under half its wait (a server or proxy that ignores `wait`); a 429 pauses its
-    /// `Retry-After`. A `.rateLimited` report counts as such a failure and pauses the longer of its step and the time
+    /// `Retry-After`, at least 1 s. A `.rateLimited` report counts as such a failure and pauses the longer of its step and the time
     /// left until the next attempt, at most 60 s: the version the long-poll found cannot be taken in before then, so
     /// the next long-poll would find it again at once. Cancelling the task that iterates ends the sequence and the
     /// long-poll in flight. Call it while the app is in the foreground.
     ///
     /// - Throws (through the sequence): the `SyncError` retrying cannot cure: no access, a removed device, an
-    ///   invalidated key, a rollback, a fork, tampering, no vault on the server.
+    ///   invalidated key, a rollback, a fork, tampering, no vault on the server, a vault too large for the server, and
+    ///   `.server` with `.unauthorized` (sign the user in again, then iterate anew).
     public nonisolated func changes(waitSeconds: Int = changesWaitSeconds) -> AsyncThrowingStream<SyncReport, any Error> {
         AsyncThrowingStream { continuation in
             let watcher = Task { await watchChanges(waitSeconds: waitSeconds, into: continuation) }
@@ -323,7 +324,9 @@ public actor VaultSyncEngine {
                     // At least a second: a `Retry-After: 0` (from a proxy) would have the loop ask again at once.
                     pause = max(Double(seconds), 1)
                     countsAsFailure = false
-                } else if error.code == .server || error.code == .notNow {
+                } else if (error.code == .server && error.backupError != .unauthorized) || error.code == .notNow {
+                    // A refused session is not retried: each round would ask the app's OIDC token source again, which
+                    // may prompt the user; the app signs the user in and iterates anew.
                     pause = backoffSeconds
                 } else {
                     continuation.finish(throwing: error)

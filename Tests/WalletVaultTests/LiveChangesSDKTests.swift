@@ -108,6 +108,28 @@ struct LiveChangesSDKTests {
         try await expectPauses([1, 1, 1], after: Array(repeating: .rateLimited(retryAfter: 0), count: 3), thenOnce: .unavailable)
     }
 
+    /// A session the server refuses even after a fresh exchange (`.unauthorized`: the user must sign in again) ends the
+    /// sequence with that error. Before, the loop retried it for ever, and each round asked the app's OIDC token source
+    /// again, which may prompt the user.
+    @Test func aRefusedSessionEndsTheSequenceInsteadOfAskingAgain() async throws {
+        let (_, _, b, faults, clock) = try await Self.scriptedPair()
+        faults.play([.unauthorized, .unauthorized])
+        let ending = Mutex<BackupError??>(nil)
+        let task = Task {
+            do {
+                for try await _ in b.engine.changes(waitSeconds: 20) {}
+                ending.withLock { $0 = .some(nil) }
+            } catch {
+                ending.withLock { $0 = .some((error as? SyncError)?.backupError) }
+            }
+        }
+        defer { task.cancel() }
+        let settled = try await eventually(timeout: Self.loadedMachine) { ending.withLock { $0 != nil } || !clock.pauses.isEmpty }
+        #expect(settled)
+        #expect(ending.withLock { $0 } == .some(.unauthorized), "the sequence did not end with the refusal")
+        #expect(clock.pauses.isEmpty, "the loop paused to ask again: \(clock.pauses)")
+    }
+
     @Test func aServerThatAnswersLongPollsWithoutWaitingIsPausedOnNotFlooded() async throws {
         // A server or proxy that ignores `wait` answers 304 at once; the loop must back off as after failures.
         try await expectPauses(

@@ -14,6 +14,8 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
         /// A 413 `blob_too_large`, as the server's `limits.max_blob_bytes` gives (the in-process server has no body limit:
         /// its HTTP transport enforces it).
         case blobTooLarge
+        /// A 401 `invalid_token`, as for a session the server no longer takes.
+        case unauthorized
         case unavailable
         case networkError
         /// A 304 at once, as from a server or proxy that ignores `wait`.
@@ -77,6 +79,7 @@ final class ScriptedAnswers: HTTPTransport, Sendable {
             }) { _ = try await inner.send(held) }
             return try await inner.send(request)
         case .unavailable?: status = 503
+        case .unauthorized?: status = 401
         case .blobTooLarge?:
             let body = Data(#"{"error":"blob_too_large","message":"scripted"}"#.utf8)
             return (body, HTTPURLResponse(url: request.url!, statusCode: 413, httpVersion: "HTTP/1.1", headerFields: headers)!)
