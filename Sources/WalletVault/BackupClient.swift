@@ -175,12 +175,18 @@ public struct BackupClient: Sendable {
         // Statuses decide where a proxy in between may have answered without the contract's body.
         switch response.statusCode {
         case WireErrorCode.blobTooLarge.status: return .blobTooLarge
-        case WireErrorCode.rateLimited.status:
-            return .rateLimited(retryAfterSeconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init) ?? 60)
+        case WireErrorCode.rateLimited.status: return .rateLimited(response)
         case WireErrorCode.conflict.status:
             return .conflict(currentSyncID: body.string(WireName.syncID), currentUpdatedUtc: body.string(WireName.updatedUtc))
         case WireErrorCode.invalidToken.status: return .unauthorized
         default: return .rejected(status: response.statusCode, code: body.code)
         }
+    }
+}
+
+extension BackupError {
+    /// The 429 `response`, with its `Retry-After` in seconds (60 when it names none).
+    static func rateLimited(_ response: HTTPURLResponse) -> BackupError {
+        .rateLimited(retryAfterSeconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init) ?? 60)
     }
 }

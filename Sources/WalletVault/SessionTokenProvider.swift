@@ -129,6 +129,9 @@ public actor SessionTokenProvider {
             return Cached(token: answer.access_token, refreshAt: issuedAt + lifetime - margin, expiresAt: issuedAt + lifetime)
         case 401:
             throw .unauthorized
+        case 429:
+            // A limiter in front of D1 (this server has none): wait as for the save cap, not "sign in again".
+            throw .rateLimited(response)
         default:
             throw .rejected(status: response.statusCode, code: ServerErrorBody(data).code)
         }

@@ -93,6 +93,19 @@ struct BackupClientTests {
         }
     }
 
+    /// A 429 from the session-token endpoint (a limiter in front of it) is `.rateLimited` with its `Retry-After`, as a
+    /// save's is, not a `.rejected` the app cannot act on.
+    @Test func aRateLimitedExchangeIsRateLimited() async throws {
+        let transport = MockTransport { _, _ in (429, ["Retry-After": "42"], jsonBody(["error": "rate_limited"])) }
+        let (tokens, _) = client(transport)
+        do throws(BackupError) {
+            _ = try await tokens.token()
+            Issue.record("a token from a 429")
+        } catch {
+            #expect(error == .rateLimited(retryAfterSeconds: 42))
+        }
+    }
+
     @Test func a401RenewsOnceAndRetriesOnce() async throws {
         let rejected = Mutex(0)
         let transport = MockTransport { request, _ in
