@@ -724,6 +724,9 @@ public actor VaultSyncEngine {
             var record = store.syncRecord()
             record.failedConfirmations = nil
             try store.save(record)
+            // This device joined the vault just pinned: a create of its own whose outcome it never learnt is given up
+            // (adopting it now would meet the other vault's anchor and fail the pairing that succeeded).
+            try store.clearPendingCreate()
             return try await syncNow()
         }
     }

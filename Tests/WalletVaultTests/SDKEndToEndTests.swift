@@ -397,6 +397,30 @@ struct SDKEndToEndTests {
         try await expectItsCreatorSavesAndPairs(a, on: server, user: user)
     }
 
+    /// A device whose own create never landed and that then joins another device's vault by pairing gives its pending
+    /// create up: confirming restores that vault, and does not fail on the pending create (of another vault than the
+    /// one just pinned) as it did before.
+    @Test func pairingIntoAnotherVaultGivesUpAPendingCreate() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play([.networkError, .networkError], to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        await requireError(.server) { _ = try await a.engine.createVault() }
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await b.engine.createVault()
+        try await b.set("passport", "P1")
+        _ = try await b.engine.sync()
+        guard case .restored = try await b.engine.pairAndConfirm(a.engine) else {
+            Issue.record("the pairing did not restore B's vault")
+            return
+        }
+        #expect(try await a.values() == ["passport": .string("P1")])
+        #expect(try LocalVaultStore(directory: a.directory).pendingCreate() == nil, "the pending create is still kept")
+        #expect(try await a.engine.sync() == .upToDate(version: try #require(await b.engine.status().syncedVersion)))
+    }
+
     /// Records an issue unless `body` throws a `SyncError` carrying the server's 409 (`.conflict`); `otherwise` names
     /// what its success would mean.
     func expectConflict(_ otherwise: String, _ body: () async throws(SyncError) -> Void) async {
