@@ -63,6 +63,19 @@ public struct WrappedKey: Sendable, Equatable {
         }
     }
 
+    /// The raw P-256 public key (X ‖ Y, 64 bytes) this entry is wrapped to, where its members name one: the recipient
+    /// of an ECDH-ES entry, or the key a self-ECDH entry's `kek_id` spells (as the seed's iOS entries do); nil
+    /// otherwise. Two entries with the same key open for the same holder.
+    public var p256RecipientKey: Data? {
+        switch scheme {
+        case .ecdhESA256KW(_, .p256(let x, let y)): return x + y
+        case .selfECDH, .seed:
+            guard let raw = Base64URL.decode(kekID), raw.count == 64 else { return nil }
+            return raw
+        default: return nil
+        }
+    }
+
     /// The same wrapped key under another label and enrollment time, as the sealer stamps it.
     func labeled(_ label: String, created: UTCTimestamp) -> WrappedKey {
         WrappedKey(kekID: kekID, encryptedKey: encryptedKey, scheme: scheme, label: label, created: created)

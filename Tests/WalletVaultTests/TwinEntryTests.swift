@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+import VaultCore
+import VaultEnvelope
+import VaultTestSupport
+import WalletVault
+
+/// A Secure Enclave phone approved again while a member (a pairing request made on it, approved by the laptop, as a
+/// member that must confirm again is) holds two entries for one key: its self-ECDH entry and the pairing entry wrapped
+/// to that key's public half. Revoking it by either must remove both, or the revoked phone still opens every later
+/// version through the other (security review, finding 1).
+@Suite("Entries that hold one key: a revoke removes them all")
+struct TwinEntryTests {
+    @Test(arguments: [false, true])
+    func revokingAPhoneRemovesEveryEntryOfItsKey(byPairingEntry: Bool) async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let laptop = try SimulatedDevice(server: server, user: user, label: "Laptop")
+        let phone = try SimulatedDevice(server: server, user: user, label: "iPhone", keychain: FakeKeychain())
+        _ = try await laptop.engine.createVault()
+        try await laptop.set("passport", "P1")
+        _ = try await laptop.engine.sync()
+        _ = try await laptop.engine.pairAndConfirm(phone.engine)
+        let request = try await phone.engine.pairingRequest()
+        _ = try await laptop.engine.approve(request)
+        let ownKekID = Base64URL.encode(request.publicKey.rawRepresentation)
+        let pairingKekID = PublicKeyRecipient(request.publicKey).kekID
+        let twins = try await Self.storedKekIDs(laptop)
+        #expect(twins.contains(ownKekID) && twins.contains(pairingKekID), "the scenario needs both entries: \(twins)")
+        _ = try await laptop.engine.revoke(kekID: byPairingEntry ? pairingKekID : ownKekID)
+        let after = try await Self.storedKekIDs(laptop)
+        #expect(!after.contains(ownKekID), "the phone's self-ECDH entry survived its revocation")
+        #expect(!after.contains(pairingKekID), "the pairing entry to the phone's key survived its revocation")
+        #expect(after.count == 1, "\(after)")
+    }
+
+    static func storedKekIDs(_ device: SimulatedDevice) async throws -> [String] {
+        guard case .blob(let stored) = try await device.backup.load() else { return [] }
+        return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
+    }
+}
