@@ -142,6 +142,18 @@ class WrappedKey(
 ) {
     fun labeled(label: String, created: String) = WrappedKey(kekId, dekCipher, scheme, label, created)
 
+    /**
+     * The raw P-256 public key (X ‖ Y, base64url) this entry is wrapped to, where its members name one: the recipient
+     * of an ECDH-ES entry, or the key a self-ECDH entry's `kek_id` spells (as the seed's iOS entries do); null
+     * otherwise (Swift `p256RecipientKey`). Two entries with the same key open for the same holder.
+     */
+    internal val p256RecipientKey: String?
+        get() = when (val s = scheme) {
+            is Scheme.EcdhEsA256kw -> Base64Url.encode(s.recipient.x + s.recipient.y)
+            is Scheme.SelfEcdh, is Scheme.Seed -> Base64Url.decode(kekId)?.takeIf { it.size == 64 }?.let { Base64Url.encode(it) }
+            else -> null
+        }
+
     /** `kek_id` and `dek_cipher` first (the seed's members), then `alg`, parameters, `label`, `created`. */
     val json: JsonValue.Obj
         get() {

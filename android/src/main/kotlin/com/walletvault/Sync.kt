@@ -692,8 +692,12 @@ class VaultSyncEngine(
         val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to revoke from")
         var remaining = openSynced()
         val replaced = if (newRecoveryPaths == null) emptyList() else devices().filter { it.isRecoveryPath }.map { it.kekId }
+        // A key's other entries go with it: an iPhone approved again while a member holds its self-ECDH entry and an
+        // ECDH-ES entry to the same key's public half, and either opens later versions for it (as in Swift).
+        val revokedKeys = remaining.entries.filter { it.kekId in kekIds }.mapNotNull { it.p256RecipientKey }.toSet()
+        val sameKeys = remaining.entries.filter { it.p256RecipientKey in revokedKeys }.map { it.kekId }
         try {
-            for (id in kekIds + replaced.filter { it !in kekIds }.distinct()) remaining = sealer.revoke(id, remaining)
+            for (id in kekIds + (sameKeys + replaced).filter { it !in kekIds }.distinct()) remaining = sealer.revoke(id, remaining)
         } catch (e: VaultException) {
             throw SyncException(SyncException.Code.INVALID_INPUT, e.message ?: "")
         }
