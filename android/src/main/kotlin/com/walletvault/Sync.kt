@@ -289,7 +289,8 @@ class VaultSyncEngine(
      * Brings this device and the server in step: restore, push, or merge (asking [conflictHandler] when both changed an
      * item). A save enrolling this device's own key after a pairing (seed §5) that failed is made again by the next
      * sync, also when nothing else changed ([SyncReport.Pushed]).
-     * Throws [SyncException]; a rate limit is [SyncReport.RateLimited], not an error.
+     * Throws [SyncException] (`NO_VAULT` when the server stores no vault, whether or not this device has a copy);
+     * a rate limit is [SyncReport.RateLimited], not an error.
      */
     suspend fun sync(): SyncReport = exclusive { syncLocked() }
 
@@ -333,8 +334,10 @@ class VaultSyncEngine(
         val remote = loadRemote(record.syncedVersion)
         try {
             if (remote == null) {
-                if (working != null) throw SyncException(SyncException.Code.NO_VAULT, "no vault on the server; create one")
-                return SyncReport.UpToDate("")
+                // No vault on either side is no state to be in step with (Swift `.noVault`): the app offers to
+                // create one or pair, which an "up to date" report would hide.
+                throw SyncException(SyncException.Code.NO_VAULT,
+                    if (working != null) "no vault on the server; create one" else "no vault is stored for this account")
             }
             val changed = remote.syncId != record.syncedVersion
             if (!changed) {

@@ -78,6 +78,24 @@ class ParityTest {
         expectSyncFailure(SyncException.Code.SERVER) { runSuspending { phone.engine.restoreVersion("2001-01-01T00:00:00.000Z") } }
     }
 
+    /**
+     * A sync that finds no vault on the server (404) and none on this device is `NO_VAULT`, as Swift's `.noVault`
+     * (VaultSyncEngine.syncRound): before, Kotlin reported `UpToDate("")`, so an app told a new phone, or one whose
+     * account was erased, that it was in step with a vault that does not exist.
+     */
+    @Test
+    fun aSyncWithNoVaultOnTheServerNorHereIsNoVault() {
+        val fresh = TestProfile(clock, server)
+        expectSyncFailure(SyncException.Code.NO_VAULT) { fresh.sync() }
+        assertNull(fresh.engine.document(), "the failed sync made a working copy")
+        assertEquals(0, server.saves.get(), "the failed sync saved something")
+        // After this device erased the account it has no copy either: the next sync says so too.
+        val (phone, _) = phoneAndTablet()
+        runSuspending { phone.engine.eraseAccount() }
+        expectSyncFailure(SyncException.Code.NO_VAULT) { phone.sync() }
+        assertTrue(runSuspending { phone.engine.createVault() } is SyncReport.Created, "creating is still open")
+    }
+
     @Test
     fun erasingTheAccountEmptiesTheServerAndThisDeviceWhichCanCreateAgain() {
         val (phone, tablet) = phoneAndTablet()
