@@ -475,33 +475,49 @@ class VaultSyncEngine(
         true
     }
 
-    private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot, openedAlready: OpenedVault? = null): SyncReport {
-        val opened = openedAlready ?: open(remote.blob, ownKeys())
-        val cloud = decode(opened.plaintext)
+    /** What [mergeOutcome] decided for this device's unpushed edits against the cloud's content (Swift `MergeOutcome`). */
+    private sealed class MergeOutcome {
+        /** Save [document] over the cloud's version; [conflicts] are the items both sides changed. */
+        class Save(val document: VaultDocument, val conflicts: List<String>) : MergeOutcome()
+        /** Take the cloud's content as it is, dropping this device's edits (the app chose [ConflictResolution.KEEP_CLOUD]). */
+        object TakeCloud : MergeOutcome()
+    }
+
+    /**
+     * Settles [working] (this device's copy, with edits not yet pushed) against [cloud] (the server's content, saved at
+     * [cloudUpdated]) over the last synced copy as their base: the three-way merge when no item changed on both sides,
+     * else what [conflictHandler] decides. One decision for [merge] and [recover], so that a recovery resolves a
+     * conflict exactly as a sync does rather than letting the later edit win unasked.
+     * Throws [SyncException] `UNRESOLVED_CONFLICT` when items conflict and there is no handler.
+     */
+    private suspend fun mergeOutcome(working: VaultDocument, cloud: VaultDocument, cloudUpdated: Long): MergeOutcome {
         val base = store.syncedCopy() ?: VaultDocument()
         val localUpdated = working.items.values.map { it.modifiedAt }.fold(0L) { a, b -> maxOf(a, b) }
         val result = ThreeWayMerge.merge(base, working, cloud)
-        val chosen: VaultDocument
-        if (result.conflicts.isEmpty()) {
-            chosen = result.merged
-        } else {
-            val handler = conflictHandler ?: throw SyncException(SyncException.Code.UNRESOLVED_CONFLICT,
-                "${result.conflicts.size} item(s) changed on both sides: ${result.conflicts.joinToString(", ")}")
-            val items = result.conflicts.map { id ->
-                val mine = working.items[id]
-                val theirs = cloud.items[id]
-                ConflictingItem(id, mine?.value, mine?.modifiedAt, theirs?.value, theirs?.modifiedAt)
-            }
-            when (handler(ConflictContext(result.conflicts, localUpdated, opened.state.envelope.updatedAtMillis, items))) {
-                ConflictResolution.KEEP_LOCAL -> chosen = working
-                ConflictResolution.KEEP_CLOUD -> return restore(remote, start, opened)
-                ConflictResolution.MERGE -> chosen = result.merged
-            }
+        if (result.conflicts.isEmpty()) return MergeOutcome.Save(result.merged, result.conflicts)
+        val handler = conflictHandler ?: throw SyncException(SyncException.Code.UNRESOLVED_CONFLICT,
+            "${result.conflicts.size} item(s) changed on both sides: ${result.conflicts.joinToString(", ")}")
+        val items = result.conflicts.map { id ->
+            val mine = working.items[id]
+            val theirs = cloud.items[id]
+            ConflictingItem(id, mine?.value, mine?.modifiedAt, theirs?.value, theirs?.modifiedAt)
         }
+        return when (handler(ConflictContext(result.conflicts, localUpdated, cloudUpdated, items))) {
+            ConflictResolution.KEEP_LOCAL -> MergeOutcome.Save(working, result.conflicts)
+            ConflictResolution.KEEP_CLOUD -> MergeOutcome.TakeCloud
+            ConflictResolution.MERGE -> MergeOutcome.Save(result.merged, result.conflicts)
+        }
+    }
+
+    private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot, openedAlready: OpenedVault? = null): SyncReport {
+        val opened = openedAlready ?: open(remote.blob, ownKeys())
+        val cloud = decode(opened.plaintext)
+        val outcome = mergeOutcome(working, cloud, opened.state.envelope.updatedAtMillis)
+        val chosen = outcome as? MergeOutcome.Save ?: return restore(remote, start, opened)
         // The base stays the last version this copy descends from until the merged save is accepted. A device that
         // confirmed its pairing with edits pending saves its enrollment and the merge together.
-        val saved = saveOver(opened.state, enrollingThisDevice(opened.state), chosen, remote.syncId, start)
-        return SyncReport.Merged(saved, result.conflicts)
+        val saved = saveOver(opened.state, enrollingThisDevice(opened.state), chosen.document, remote.syncId, start)
+        return SyncReport.Merged(saved, chosen.conflicts)
     }
 
     // MARK: devices and recovery
@@ -639,7 +655,14 @@ class VaultSyncEngine(
         }
     }
 
-    /** After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new device key. */
+    /**
+     * After the device key was invalidated (or on a new device): open with a recovery code or passphrase, get a new
+     * device key (this device's dead entry removed). Edits this device made and never pushed are kept: settled against
+     * the server's content as [sync] merges, asking [conflictHandler] when both changed an item (its choice saved with
+     * the new key). Throws [SyncException] `NO_ACCESS` when the key opens nothing, `UNRESOLVED_CONFLICT` when items
+     * conflict and there is no handler (no key was made then, and a later recovery still removes the dead entry), and
+     * the others [sync] throws.
+     */
     suspend fun recover(recoveryKey: KeyEncryptionKey): SyncReport = recover { recoveryKey }
 
     /** As [recover], with the vault's passphrase entry: Argon2id runs (on the I/O dispatcher) with the entry's checked costs. */
@@ -653,9 +676,12 @@ class VaultSyncEngine(
         // A lost or rolled-back anti-rollback state is written anew from what the recovery key's entry authenticates.
         val opened = reestablishing { via -> open(remote.blob, listOf(recoveryKey), via) }
         val cloud = decode(opened.plaintext)
-        // Edits made here before the key died are merged in (the later change wins an item both changed), not dropped.
+        // Edits made here before the key died are settled against the cloud as a sync's merge settles them (the
+        // conflict handler asked, UNRESOLVED_CONFLICT without one), not dropped. Decided before a new key is made: a
+        // recovery that stops here must leave the dead key's record, so that the next one still removes its entry.
         val local = start.document
-        val document = if (local != null && store.record().hasLocalEdits) ThreeWayMerge.merge(store.syncedCopy() ?: VaultDocument(), local, cloud).merged else cloud
+        val outcome = if (local != null && store.record().hasLocalEdits) mergeOutcome(local, cloud, opened.state.envelope.updatedAtMillis) else null
+        val document = (outcome as? MergeOutcome.Save)?.document ?: cloud
         val device = deviceKeys.create()
         var state = opened.state
         if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state, rotatingSecret = false) }

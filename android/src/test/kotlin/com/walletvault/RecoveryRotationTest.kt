@@ -30,6 +30,9 @@ class RecoveryRotationTest {
         fun set(id: String, value: String) { clock.now += 1000; engine.edit { d, now -> d.set(id, Json.str(value), now) } }
         fun value(id: String) = engine.document()?.liveValues?.get(id)?.string
         fun recover(code: RecoveryCode) = runSuspending { engine.recover(RecoveryCodeKek(RecoveryCode.parse(code.formatted))) }
+        /** Another engine over this device's files and keys, whose conflict handler is [handler] (the app restarted with one). */
+        fun engineWith(handler: suspend (ConflictContext) -> ConflictResolution) = VaultSyncEngine(LocalVaultStore(directory, atRest),
+            BackupClient("http://fake", tokens, server, clock), keys, label, conflictHandler = handler, clock = clock)
     }
 
     private fun expectSync(code: SyncException.Code, block: () -> Unit): SyncException {
@@ -52,6 +55,74 @@ class RecoveryRotationTest {
             a.sync()
         }
         return Pair(a, code)
+    }
+
+    /**
+     * B, whose key then died, edited the passport without pushing it; A changed the passport afterwards and saved:
+     * a recovery on B meets a conflict on "passport", which A's later edit would win if merged silently. B and its dead
+     * `kek_id`, A, the recovery code.
+     */
+    private fun deadKeyWithAnUnpushedEditTheCloudChangedToo(): DeadKeyConflict {
+        val b = Device("B")
+        val (a, code) = vault(b)
+        val dead = b.keys.current()!!.kekId
+        b.set("passport", "P-B")
+        (b.keys as TestDeviceKeys).key!!.invalidate()
+        a.set("passport", "P-A")
+        assertTrue(a.sync() is SyncReport.Pushed)
+        expectSync(SyncException.Code.KEY_INVALIDATED) { b.sync() }
+        return DeadKeyConflict(b, dead, a, code)
+    }
+
+    private class DeadKeyConflict(val b: Device, val dead: String, val a: Device, val code: RecoveryCode)
+
+    /**
+     * Recovery settles the device's unpushed edits against the cloud as a sync's merge does (Swift's `recover` uses
+     * `mergeOutcome`): the conflict handler is asked, and its choice wins. Before, Kotlin merged silently (the later
+     * edit won) and never asked, so the handler was not called and A's "P-A" replaced the "P-B" the user chose to keep.
+     */
+    @Test
+    fun recoveryAsksTheConflictHandlerAndItsChoiceWins() {
+        val setup = deadKeyWithAnUnpushedEditTheCloudChangedToo()
+        val asked = ArrayList<List<String>>()
+        val recovering = setup.b.engineWith { context -> asked.add(context.conflictingItems); ConflictResolution.KEEP_LOCAL }
+        val report = runSuspending { recovering.recover(RecoveryCodeKek(RecoveryCode.parse(setup.code.formatted))) }
+        assertTrue(report is SyncReport.Restored, report.toString())
+        assertEquals(listOf(listOf("passport")), asked, "the handler was not asked about the conflicting item")
+        assertEquals("P-B", recovering.document()!!.liveValues["passport"]!!.string, "the handler's choice (this device's edit) lost")
+        setup.a.sync()
+        assertEquals("P-B", setup.a.value("passport"), "the saved recovery does not hold the choice")
+        val entries = setup.a.engine.devices()
+        assertFalse(entries.any { it.kekId == setup.dead }, "the dead entry stayed")
+        assertTrue(entries.any { it.kekId == setup.b.keys.current()!!.kekId }, "the new key is not in the vault")
+    }
+
+    /**
+     * Without a handler a conflicting recovery is `UNRESOLVED_CONFLICT`, as a sync's merge, decided before a new device
+     * key is made: the dead key's record (its `kek_id`) stays, nothing is saved, the edit stays pending, and a later
+     * recovery with a handler still removes the dead entry. Before, Kotlin merged silently and the recovery succeeded.
+     */
+    @Test
+    fun recoveryWithoutAHandlerIsAnUnresolvedConflictAndALaterOneWithAHandlerWorks() {
+        val setup = deadKeyWithAnUnpushedEditTheCloudChangedToo()
+        val saves = server.saves.get()
+        expectSync(SyncException.Code.UNRESOLVED_CONFLICT) { setup.b.recover(setup.code) }
+        assertEquals(setup.dead, setup.b.keys.lastKekId(), "a new device key was made before the conflict was decided")
+        assertEquals(saves, server.saves.get(), "the failed recovery saved something")
+        assertEquals("P-B", setup.b.value("passport"))
+        assertTrue(setup.b.engine.status().hasLocalEdits, "the unpushed edit is no longer pending")
+
+        val asked = ArrayList<List<String>>()
+        val recovering = setup.b.engineWith { context -> asked.add(context.conflictingItems); ConflictResolution.KEEP_CLOUD }
+        assertTrue(runSuspending { recovering.recover(RecoveryCodeKek(RecoveryCode.parse(setup.code.formatted))) } is SyncReport.Restored)
+        assertEquals(listOf(listOf("passport")), asked)
+        assertEquals("P-A", recovering.document()!!.liveValues["passport"]!!.string, "the cloud's value was not kept")
+        assertFalse(recovering.status().hasLocalEdits)
+        setup.a.sync()
+        assertEquals("P-A", setup.a.value("passport"))
+        val entries = setup.a.engine.devices()
+        assertFalse(entries.any { it.kekId == setup.dead }, "the dead entry stayed")
+        assertTrue(entries.any { it.kekId == setup.b.keys.current()!!.kekId }, "the new key is not in the vault")
     }
 
     @Test
