@@ -328,9 +328,8 @@ class BackupClient(
         val response = send("GET", "load", headers, null, query, if (waits) (waitSeconds + 15) * 1000 else null)
         return when (response.status) {
             200 -> {
-                val etag = response.header("ETag")
-                if (etag == null || etag.length < 2 || !etag.startsWith("\"") || !etag.endsWith("\"")) throw BackupError.Rejected(200, "missing_etag")
-                val served = etag.substring(1, etag.length - 1)
+                // Read as Swift reads it (EntityTag): a weak tag is the strong one, a tag that is no sync id is none.
+                val served = response.header("ETag")?.let { EntityTag.syncId(it) } ?: throw BackupError.Rejected(200, "missing_etag")
                 // A kept version asked for by name must be that one (as the Swift client checks), not the newest.
                 if (syncId != null && UtcTime.parse(served).let { it == null || it != UtcTime.parse(syncId) }) throw BackupError.Rejected(200, "wrong_version")
                 Snapshot(response.body, served)

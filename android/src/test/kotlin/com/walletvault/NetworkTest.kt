@@ -142,6 +142,42 @@ class NetworkTest {
         }
     }
 
+    /**
+     * A load's `ETag` is read as Swift's `EntityTag.syncID` reads it: a weak tag (`W/"…"`, which a compressing proxy
+     * makes of the server's strong one) names its sync id, optional whitespace is dropped, the id is taken in its
+     * canonical form; a quoted text that is no RFC 3339 sync id, an unquoted one, or two tags are `missing_etag`.
+     * Before, only exactly `"…"` was read: every load through such a proxy failed with `missing_etag`, and `"v1"` was
+     * taken as the version (and sent back in `If-Match`).
+     */
+    @Test
+    fun aLoadReadsAWeakETagAndRefusesOneThatIsNoSyncId() {
+        runSuspending { client.save(blob) }
+        val stored = server.current!!.syncId
+        fun loadServedWith(etag: String): BackupClient.Snapshot? {
+            val proxy = object : HttpTransport {
+                override suspend fun send(request: HttpRequest): HttpResponse {
+                    val response = server.send(request)
+                    if (!request.url.contains("action=load") || response.status != 200) return response
+                    return HttpResponse(200, mapOf("ETag" to etag), response.body)
+                }
+            }
+            val behind = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, proxy, clock), proxy, clock)
+            return runSuspending { behind.load() }
+        }
+        for (etag in listOf("W/\"$stored\"", " W/\"$stored\"\t", "\"$stored\"")) {
+            assertEquals(stored, loadServedWith(etag)!!.syncId, "ETag $etag")
+        }
+        assertEquals("2026-08-12T19:00:00.000Z", loadServedWith("W/\"2026-08-12T19:00:00+00:00\"")!!.syncId, "a sync id is taken in its canonical form")
+        for (etag in listOf("\"v1\"", "W/\"v1\"", "\"\"", stored, "W/$stored", "\"$stored\", \"$stored\"", "\"$stored", "W/")) {
+            try {
+                val snapshot = loadServedWith(etag)
+                fail<Unit>("the ETag $etag was taken as version ${snapshot?.syncId}")
+            } catch (e: BackupError.Rejected) {
+                assertEquals("missing_etag", e.code, "ETag $etag")
+            }
+        }
+    }
+
     @Test
     fun retriesAreBoundedAndJittered() {
         runSuspending { client.save(blob) }
