@@ -3,6 +3,7 @@ package com.walletvault
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.suspendCancellableCoroutine
@@ -157,9 +158,9 @@ internal suspend fun <T> CompletableFuture<T>.awaitValue(): T {
 }
 
 /**
- * D1 session tokens: one exchange shared by concurrent callers, refreshed once the token is within
- * [refreshMarginSeconds] of expiry (callers arriving during that refresh keep using the still-valid token),
- * and dropped by [invalidate] after a 401 so the next call exchanges again.
+ * D1 session tokens: one exchange shared by concurrent callers, refreshed in the background once the token is within
+ * [refreshMarginSeconds] of expiry (every caller until then, and while that refresh runs, gets the still-valid token at
+ * once, as in Swift's `SessionTokenProvider`), and dropped by [invalidate] after a 401 so the next call exchanges again.
  */
 class SessionTokenProvider(
     serverUrl: String,
@@ -176,32 +177,45 @@ class SessionTokenProvider(
     private val lock = Any()
     private var current: Cached? = null
     private var inFlight: CompletableFuture<Cached>? = null
+    /**
+     * Where exchanges run: in no caller's coroutine (Swift runs each in a Task of its own), so that a caller cancelled
+     * during an exchange neither cancels it nor fails the others waiting on it, and a background refresh outlives the
+     * caller that started it. A supervisor, so that one exchange's end never touches another; each exchange catches
+     * everything it throws, and its job leaves the scope when it completes, so nothing accumulates.
+     */
+    private val exchanges = CoroutineScope(SupervisorJob() + Dispatchers.IO)
+    /** How many D1 exchanges this provider has started, for diagnostics and tests. */
     @Volatile var exchangeCount = 0
         private set
 
     /**
-     * A session token, exchanged when none is usable (one exchange shared by every caller that needs it). Throws
-     * [BackupError]; CancellationException only when this caller is cancelled: its waiting stops, while the shared
-     * exchange goes on for the others.
+     * A session token valid now. Inside the refresh margin a refresh starts in the background and this caller gets the
+     * still-valid token at once; a failed background refresh leaves that token in use, and the next caller starts
+     * another. Only a caller without a valid token (none yet, expired, invalidated after a 401) waits, for the one
+     * exchange shared by every such caller. Throws [BackupError]; CancellationException only when this caller is
+     * cancelled: its waiting stops, while the shared exchange goes on for the others.
      */
     suspend fun token(): String {
         val now = clock.nowMillis()
-        var future: CompletableFuture<Cached>? = null
-        var leader = false
-        synchronized(lock) {
+        val shared = synchronized(lock) {
             val cached = current
-            if (cached != null && now < cached.expiresAt && (now < cached.refreshAt || inFlight != null)) return cached.token
-            future = inFlight
-            if (future == null) {
-                future = CompletableFuture()
-                inFlight = future
-                leader = true
+            if (cached != null && now < cached.expiresAt) {
+                if (now >= cached.refreshAt && inFlight == null) startExchange()
+                return cached.token
             }
+            inFlight ?: startExchange()
         }
-        val shared = future!!
-        // In no caller's coroutine (Swift runs it in a Task of its own): a caller cancelled during the exchange must
-        // not cancel it, nor fail the others waiting on it.
-        if (leader) CoroutineScope(Dispatchers.IO).launch {
+        return shared.awaitValue().token
+    }
+
+    /**
+     * Starts the one exchange and records it as [inFlight]; its outcome completes the returned future, and a token
+     * it gets becomes [current]. Called under [lock].
+     */
+    private fun startExchange(): CompletableFuture<Cached> {
+        val shared = CompletableFuture<Cached>()
+        inFlight = shared
+        exchanges.launch {
             val outcome: Any = try {
                 exchange()
             } catch (e: CancellationException) {
@@ -215,20 +229,14 @@ class SessionTokenProvider(
                 if (outcome is Cached) current = outcome
                 inFlight = null
             }
+            // Completed after inFlight is cleared: a waiter that fails with this outcome and asks again starts anew.
+            // A failed background refresh that no one waits on is dropped here: the valid token stays in use.
             if (outcome is Cached) shared.complete(outcome) else shared.completeExceptionally(outcome as Throwable)
         }
-        try {
-            return shared.awaitValue().token
-        } catch (e: CancellationException) {
-            throw e
-        } catch (e: Throwable) {
-            // A failed early refresh leaves a still-valid token usable.
-            val cached = synchronized(lock) { current }
-            if (cached != null && clock.nowMillis() < cached.expiresAt) return cached.token
-            throw e
-        }
+        return shared
     }
 
+    /** Forgets [token] after the server refused it (a 401), so the next call exchanges anew. */
     fun invalidate(token: String) {
         synchronized(lock) { if (current?.token == token) current = null }
     }

@@ -11,7 +11,10 @@ import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
+import java.io.IOException
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
@@ -64,16 +67,68 @@ class NetworkTest {
         assertEquals("session-1", tokens.token())
     }
 
+    /**
+     * Inside the refresh margin the token is renewed in the background, as Swift's `SessionTokenProvider` does: the
+     * caller that notices gets the still-valid token at once, so do the callers while the exchange runs (no second
+     * one starts), and the callers after it the new token. The exchange is held here until the test releases it;
+     * before, the first caller inside the margin waited for the whole exchange (and got the new token).
+     */
     @Test
-    fun tokenIsRefreshedBeforeItExpires() {
-        val first = runSuspending { tokens.token() }
+    fun tokenIsRefreshedInTheBackgroundBeforeItExpires() = runBlocking {
+        val first = tokens.token()
         clock.now += 500_000 // 8 min 20 s: still before the 90 s margin
-        assertEquals(first, runSuspending { tokens.token() })
+        assertEquals(first, tokens.token())
         assertEquals(1, server.exchanges.get())
-        clock.now += 20_000 // 8 min 40 s: inside the margin, the token is renewed before it runs out
-        val second = runSuspending { tokens.token() }
+        val started = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        server.beforeExchange = { started.countDown(); release.await(60, TimeUnit.SECONDS) }
+        clock.now += 20_000 // 8 min 40 s: inside the margin
+        assertEquals(first, withTimeoutOrNull(10_000) { tokens.token() }, "the caller inside the margin waited for the exchange")
+        assertTrue(started.await(10, TimeUnit.SECONDS), "no refresh started")
+        assertEquals(first, withTimeoutOrNull(10_000) { tokens.token() }, "a caller during the refresh waited for it")
+        assertEquals(2, tokens.exchangeCount, "a second refresh started while one ran")
+        release.countDown()
+        val second = eventually("the refreshed token is handed out") { tokens.token().takeIf { it != first } }
+        assertEquals("session-2", second)
         assertEquals(2, server.exchanges.get())
-        assertTrue(first != second)
+    }
+
+    /**
+     * A failed background refresh costs no caller a wait: the still-valid token is handed out, and the next caller
+     * starts another refresh. Once the token has expired, a caller waits for the exchange (here the one in flight).
+     */
+    @Test
+    fun aFailedEarlyRefreshKeepsTheTokenAndAnExpiredOneWaitsForTheExchange() = runBlocking {
+        // Each exchange takes the next answer of the app's token source, which waits until the test gives it.
+        val answers = Channel<() -> String>(Channel.UNLIMITED)
+        val tokens = SessionTokenProvider("http://fake", { answers.receive()() }, server, clock)
+        answers.send { "oidc-ok" }
+        val first = tokens.token()
+        clock.now += 520_000 // inside the margin: a refresh starts, waiting for its answer
+        assertEquals(first, withTimeoutOrNull(10_000) { tokens.token() }, "the caller inside the margin waited for the exchange")
+        answers.send { throw IOException("offline") }
+        // Every caller meanwhile gets the valid token at once; once the failed refresh is over, one starts another.
+        eventually("a new refresh after the failed one") {
+            assertEquals(first, withTimeoutOrNull(10_000) { tokens.token() }, "a caller waited after the refresh failed")
+            if (tokens.exchangeCount == 3) Unit else null
+        }
+        clock.now += 100_000 // past the token's expiry: the caller must wait for the refresh in flight
+        val waiting = async(Dispatchers.Default) { tokens.token() }
+        delay(200)
+        assertTrue(waiting.isActive, "a caller holding an expired token did not wait for the exchange")
+        answers.send { "oidc-ok" }
+        assertEquals("session-2", withTimeout(10_000) { waiting.await() })
+        assertEquals(3, tokens.exchangeCount)
+    }
+
+    /** [probe]'s first non-null value, asked for again until then; fails saying [what] past the bound of a loaded machine. */
+    private suspend fun <T : Any> eventually(what: String, probe: suspend () -> T?): T {
+        val deadline = System.nanoTime() + 30_000_000_000L
+        while (true) {
+            probe()?.let { return it }
+            if (System.nanoTime() > deadline) throw AssertionError("never: $what")
+            delay(2)
+        }
     }
 
     @Test
