@@ -35,8 +35,10 @@ object VaultChanges {
  * backoff and the time left until `nextAttemptAt`, at most [VaultChanges.MAX_BACKOFF_MILLIS]. A long-poll that finds
  * nothing moved before half [waitSeconds] passed counts as such a failure too, so that a server or proxy that ignores
  * `wait` (an older server, a caching proxy, a server releasing its waiters as it stops) gets paused requests, not a
- * flood; one held at least that long, one that finds a change and a sync that succeeds start the backoff over. The
- * times are the engine's [WalletClock]'s, the pauses its sleeps.
+ * flood; one held at least that long and a sync that succeeds start the backoff over. One that finds a change does not
+ * by itself (as in Swift): the sync it leads to decides, so a rate-limited device's backoff still grows although each
+ * of its long-polls finds the version it may not yet save over. The times are the engine's [WalletClock]'s, the pauses
+ * its sleeps.
  *
  * Cancel the coroutine to stop (an app starts it in `onStart` and cancels the job in `onStop`): the long-poll in flight
  * ends at once (the transport disconnects it), and the call ends with CancellationException. The long-polls run on
@@ -76,7 +78,10 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
                 // Nothing moved and the server did not hold the long-poll for half its wait (waitSeconds * 500 ms): it
                 // ignores `wait`, and the next long-poll would come back as soon.
                 if (!syncDue && clock.nowMillis() - asked < waitSeconds * 500L) pause = failed()
-                else backoff = VaultChanges.FIRST_BACKOFF_MILLIS
+                // A move found is no success yet (as in Swift): the sync it leads to decides. Otherwise a device whose
+                // saves meet the server's cap, and whose every long-poll finds the newer version at once, would start
+                // its backoff over each round and sync into the cap as often as the shortest pause allows.
+                else if (!syncDue) backoff = VaultChanges.FIRST_BACKOFF_MILLIS
             }
         } catch (e: SyncException) {
             // A cancelled call may fail as a refused request: the cancellation is what ends the loop then.

@@ -27,6 +27,8 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
     /** Loads (not the other requests) that fail with a network error before they reach the store, as many as this says. */
     @Volatile var loadErrorsNext = 0
     @Volatile var rateLimitSaves = false
+    /** The `Retry-After` of the 429 that [rateLimitSaves] answers. */
+    @Volatile var rateLimitRetryAfterSeconds = 120
     @Volatile var unauthorizedNext = 0
     @Volatile var tokenLifetimeSeconds = 600L
     @Volatile var beforeSaveStored: (() -> Unit)? = null
@@ -87,7 +89,7 @@ class FakeServer(private val clock: () -> Long = { System.currentTimeMillis() })
             "save" -> {
                 val body = request.body ?: ByteArray(0)
                 if (body.size > 1_048_576) return error(413, "blob_too_large")
-                if (rateLimitSaves) return error(429, "rate_limited", headers = mapOf("Retry-After" to "120"))
+                if (rateLimitSaves) return error(429, "rate_limited", headers = mapOf("Retry-After" to "$rateLimitRetryAfterSeconds"))
                 try { VaultEnvelope.parse(body) } catch (e: VaultException.InvalidJson) { return error(400, "invalid_json") } catch (e: VaultException) {}
                 beforeSaveStored?.invoke()
                 synchronized(this) {

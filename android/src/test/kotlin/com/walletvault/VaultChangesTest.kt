@@ -198,7 +198,8 @@ class VaultChangesTest {
             server.releaseLongPolls()
             waitUntil("the tablet waits again after one quick answer") { sleeps().size == 9 && server.waitingLongPolls.get() == 1 }
             assertEquals(1_000L, sleeps().last(), sleeps().toString())
-            // So does a long-poll that finds a change, however soon, with the sync it starts: the backoff (2 s by now) is 1 s again.
+            // So does the sync that a long-poll finding a change starts, when it succeeds (the move found alone does
+            // not: see aMoveFoundDoesNotStartTheBackoffOverForARateLimitedDevice): the backoff (2 s by now) is 1 s again.
             transport.script.add(Scripted.NotModifiedAtOnce)
             phone.set("licence", "after the quick answers")
             phone.sync()
@@ -253,6 +254,35 @@ class VaultChangesTest {
             assertEquals(listOf(60_000L, 2_000L, 4_000L, 54_000L), sleeps().take(4), sleeps().toString())
             assertEquals(null, watcher.failure)
         }
+    }
+
+    /**
+     * A long-poll that finds a move is no success yet, as in Swift's `watchChanges`: the sync it leads to decides. A
+     * device whose saves keep meeting the server's cap, with a Retry-After short enough that the backoff and not the
+     * time left decides each pause, backs off doubling to a minute. Before, every long-poll that found the server's
+     * newer version (which it does at once while the device cannot save) started the backoff over, so the loop synced
+     * and was refused once a second for as long as the cap held.
+     */
+    @Test
+    fun aMoveFoundDoesNotStartTheBackoffOverForARateLimitedDevice() {
+        val (phone, tablet) = phoneAndTablet()
+        phone.set("licence", "from the phone")
+        phone.sync()
+        tablet.set("card", "tablet edit")
+        server.rateLimitRetryAfterSeconds = 1
+        server.rateLimitSaves = true
+        Watcher(tablet.engine).use { watcher ->
+            // A flood of reports (the bug) ends the wait too.
+            waitUntil("seven pauses") { sleeps().size >= 7 || watcher.reports.size >= 50 }
+            // 1 s left each time: the backoff decides, and only the RateLimited reports step it.
+            assertEquals(listOf(1_000L, 2_000L, 4_000L, 8_000L, 16_000L, 32_000L, 60_000L), sleeps().take(7), sleeps().toString())
+            val reports = watcher.reports.toList()
+            assertTrue(reports.isNotEmpty() && reports.all { it is SyncReport.RateLimited }, reports.toString())
+            assertEquals(null, watcher.failure)
+        }
+        server.rateLimitSaves = false
+        clock.now += 2_000
+        assertTrue(tablet.sync() is SyncReport.Merged, "the edit waited locally for the next attempt")
     }
 
     @Test
