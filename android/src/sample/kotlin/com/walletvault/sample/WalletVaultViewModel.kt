@@ -87,6 +87,8 @@ class WalletVaultViewModel(context: Context, serverUrl: String, oidcAccessToken:
             VaultScreenState.Message("Your fingerprints or face changed, so this phone's key was reset. Pair it again or use your recovery code.", true)
         SyncException.Code.NO_ACCESS ->
             VaultScreenState.Message("This phone is not (or no longer) in your vault. Pair it from another device or use your recovery code.", true)
+        SyncException.Code.REMOVED_FROM_VAULT ->   // the message names the device that removed it, as the vault states it
+            VaultScreenState.Message("Another device removed this phone from your vault. Pair it again or use your recovery code.", true)
         SyncException.Code.AUTHENTICATION_CANCELED -> VaultScreenState.Message("Unlock cancelled. Nothing changed.")
         SyncException.Code.NOT_NOW -> VaultScreenState.Message("Can't unlock right now (${e.message}). Try again in a moment.")
         SyncException.Code.CONFIRMATION_REQUIRED -> VaultScreenState.Message("Type the six-digit code shown on your other device.")
@@ -96,7 +98,8 @@ class WalletVaultViewModel(context: Context, serverUrl: String, oidcAccessToken:
         SyncException.Code.TOO_LARGE -> VaultScreenState.Message("The vault is over 1 MB. Move large files out of it.")
         SyncException.Code.UNRESOLVED_CONFLICT -> VaultScreenState.Message("Changed here and elsewhere: choose which to keep.")
         SyncException.Code.NO_VAULT -> VaultScreenState.Message("No vault yet: create one or pair this phone.", true)
-        SyncException.Code.SERVER -> VaultScreenState.Message("The server could not be reached. Your changes stay on this phone.")
+        SyncException.Code.OFFLINE -> VaultScreenState.Message("No connection to the server. Your changes stay on this phone.")
+        SyncException.Code.SERVER -> VaultScreenState.Message("The server did not take the request. Your changes stay on this phone.")
         else -> VaultScreenState.Message("Something went wrong: ${e.message}")   // LOCAL_STORAGE, INVALID_INPUT
     }
 
