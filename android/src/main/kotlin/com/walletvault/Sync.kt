@@ -315,14 +315,33 @@ class VaultSyncEngine(
         try {
             return body()
         } catch (e: SyncException) {
-            val limited = e.backupError as? BackupError.RateLimited ?: throw e
-            val next = clock.nowMillis() + limited.retryAfterSeconds * 1000L
-            synchronized(editLock) {
-                val record = store.record()
-                store.save(LocalVaultStore.Record(record.syncedVersion, record.hasLocalEdits, next))
-            }
-            return SyncReport.RateLimited(next)
+            return SyncReport.RateLimited(recordedRateLimit(e) ?: throw e)
         }
+    }
+
+    /**
+     * [body]'s result; when its save met the server's hourly cap, the time the server allows the next save is
+     * recorded (as [reportingRateLimit] records it) before the [SyncException] `SERVER` with [BackupError.RateLimited]
+     * is thrown on: for an operation whose result has no rate-limited form (an approval's confirmation code).
+     */
+    private suspend fun <T> recordingRateLimit(body: suspend () -> T): T {
+        try {
+            return body()
+        } catch (e: SyncException) {
+            recordedRateLimit(e)
+            throw e
+        }
+    }
+
+    /** The next allowed save's time, recorded, when [e] is the server's hourly cap; null for any other failure. */
+    private fun recordedRateLimit(e: SyncException): Long? {
+        val limited = e.backupError as? BackupError.RateLimited ?: return null
+        val next = clock.nowMillis() + limited.retryAfterSeconds * 1000L
+        synchronized(editLock) {
+            val record = store.record()
+            store.save(LocalVaultStore.Record(record.syncedVersion, record.hasLocalEdits, next))
+        }
+        return next
     }
 
     private suspend fun syncRound(): SyncReport? {
@@ -537,8 +556,12 @@ class VaultSyncEngine(
      * [SyncReport.Approved] with the confirmation code to show: the new device's user types it there
      * ([confirmPairing]) so that the new device knows the vault it reads is this one (FORMAT.md §11.4). The code
      * covers the exact blob saved here and the new device's entry; it must never travel through the server.
+     * Throws what [sync] throws; a save refused by the server's hourly cap is [SyncException.Code.SERVER] with
+     * [BackupError.RateLimited], the next allowed attempt recorded ([status]) as a sync records it.
      */
-    suspend fun approve(request: PairingRequest): SyncReport.Approved = exclusive {
+    suspend fun approve(request: PairingRequest): SyncReport.Approved = exclusive { recordingRateLimit { approveLocked(request) } }
+
+    private suspend fun approveLocked(request: PairingRequest): SyncReport.Approved {
         syncLocked()
         val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced yet")
         val start = snapshot()
@@ -548,7 +571,7 @@ class VaultSyncEngine(
         val state = if (synced.entries.any { it.kekId == recipient.kekId }) synced else envelopeCall { sealer.enroll(recipient, request.label, synced) }
         val sealed = envelopeCall { sealer.seal(working.encoded(), state) }
         val saved = upload(sealed, working, BackupClient.Precondition.IfMatch(version), start)
-        SyncReport.Approved(saved, sealed.state.confirmationCode(recipient.kekId, sealed.blob)!!)
+        return SyncReport.Approved(saved, sealed.state.confirmationCode(recipient.kekId, sealed.blob)!!)
     }
 
     /**
@@ -696,10 +719,11 @@ class VaultSyncEngine(
      * With [newRecoveryPaths] every recovery-code and passphrase entry (those [devices] marks as recovery paths) is
      * removed and the new ones enrolled, in the same single save that rotates the DEK and the vault secret: a revoked
      * device that ever saw the old code or passphrase would otherwise open every later version with it.
-     * Throws [SyncException] `INVALID_INPUT` for an unknown or last entry, and the others [sync] throws.
+     * Throws [SyncException] `INVALID_INPUT` for an unknown or last entry, and the others [sync] throws; a save
+     * refused by the server's hourly cap is [SyncReport.RateLimited], as a sync reports it.
      */
     suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList(), newRecoveryPaths: List<Recipient>? = null): SyncReport =
-        exclusive { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) }
+        exclusive { reportingRateLimit { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) } }
 
     /**
      * Replaces every recovery-code and passphrase entry by [newPaths] and rotates the DEK and the vault secret in one
@@ -709,7 +733,7 @@ class VaultSyncEngine(
      */
     suspend fun replaceRecoveryPaths(newPaths: List<Recipient>): SyncReport {
         if (newPaths.isEmpty()) throw SyncException(SyncException.Code.INVALID_INPUT, "give at least one new recovery path")
-        return exclusive { rotateLocked(emptyList(), emptyList(), newPaths) }
+        return exclusive { reportingRateLimit { rotateLocked(emptyList(), emptyList(), newPaths) } }
     }
 
     /** Drops [kekIds] (and, given [newRecoveryPaths], every recovery path, then enrolls the new ones), then rotates the DEK and the vault secret in one save. */
@@ -756,9 +780,12 @@ class VaultSyncEngine(
      * content; it is sealed over the current version (current entries and DEK, a higher counter), so no reader sees a
      * rollback. The save names the current version (`If-Match`): a device that saved meanwhile makes this fail rather
      * than be overwritten. Throws [SyncException] `SERVER` ([BackupError.NotFound] for a version not kept, `Conflict`
-     * for a racing save), `NO_ACCESS` when this device has no entry in that version, `TAMPERED`, and what [sync] throws.
+     * for a racing save; [BackupError.RateLimited] for the hourly cap, the next allowed attempt recorded as a sync
+     * records it), `NO_ACCESS` when this device has no entry in that version, `TAMPERED`, and what [sync] throws.
      */
-    suspend fun restoreVersion(syncId: String): SyncReport.RestoredVersion = exclusive {
+    suspend fun restoreVersion(syncId: String): SyncReport.RestoredVersion = exclusive { recordingRateLimit { restoreVersionLocked(syncId) } }
+
+    private suspend fun restoreVersionLocked(syncId: String): SyncReport.RestoredVersion {
         syncLocked()
         val version = store.record().syncedVersion ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to restore over")
         val start = snapshot()
@@ -769,7 +796,7 @@ class VaultSyncEngine(
         val oldOpened = envelopeCall { opener.openPastVersion(old.blob, VAULT_ID, ownKeys(), state) }
         val restored = current.replacingContent(decode(oldOpened.plaintext), clock.nowMillis())
         val sealed = envelopeCall { sealer.seal(restored.encoded(), state) }
-        SyncReport.RestoredVersion(syncId, upload(sealed, restored, BackupClient.Precondition.IfMatch(version), start))
+        return SyncReport.RestoredVersion(syncId, upload(sealed, restored, BackupClient.Precondition.IfMatch(version), start))
     }
 
     /**
