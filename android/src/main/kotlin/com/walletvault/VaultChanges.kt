@@ -47,7 +47,8 @@ object VaultChanges {
  *
  * Never returns normally. Throws CancellationException when cancelled; [SyncException] for what retrying cannot cure
  * (`NO_ACCESS`, `REMOVED_FROM_VAULT`, `KEY_INVALIDATED`, `ROLLBACK_DETECTED`, `FORK_DETECTED`, `TAMPERED`, `NO_VAULT`
- * when no vault is synced here or the server's was erased, `UNRESOLVED_CONFLICT` without a conflict handler, ...),
+ * when no vault is synced here or the server's was erased, `UNRESOLVED_CONFLICT` without a conflict handler, `SERVER`
+ * with [BackupError.Unauthorized]: sign the user in again, then call again, ...),
  * `INVALID_INPUT` for a [waitSeconds] below 1, and `LOCAL_STORAGE` (the cause kept) when [onChange] throws.
  */
 suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS, onChange: suspend (SyncReport) -> Unit): Nothing {
@@ -90,7 +91,9 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
             pause = when {
                 // At least the first pause: a Retry-After of 0 must not turn the loop into a flood.
                 limited != null -> maxOf(limited.retryAfterSeconds * 1000L, VaultChanges.FIRST_BACKOFF_MILLIS)
-                e.code in VaultChanges.RETRIED -> failed()
+                // A refused session is not retried: each round would ask the app's OIDC token source again, which
+                // may prompt the user; the app signs the user in and calls again.
+                e.code in VaultChanges.RETRIED && e.backupError !is BackupError.Unauthorized -> failed()
                 else -> throw e
             }
         }

@@ -212,6 +212,23 @@ class VaultChangesTest {
         }
     }
 
+    /**
+     * A session the server refuses even after a fresh exchange ([BackupError.Unauthorized]: the user must sign in
+     * again) ends the loop with that failure, as in Swift. Before, it was retried for ever, and each round asked the
+     * app's OIDC token source again, which may prompt the user.
+     */
+    @Test
+    fun aRefusedSessionEndsTheLoopInsteadOfAskingAgain() {
+        val (_, tablet) = phoneAndTablet()
+        server.unauthorizedNext = 2
+        Watcher(tablet.engine).use { watcher ->
+            waitUntil("the loop ends or pauses") { watcher.failure != null || sleeps().isNotEmpty() }
+            val failure = watcher.failure
+            assertTrue(failure is SyncException && failure.backupError is BackupError.Unauthorized, "the loop did not end with the refusal: $failure")
+            assertEquals(emptyList<Long>(), sleeps(), "the loop paused to ask again")
+        }
+    }
+
     @Test
     fun aRateLimitedSavePausesTheLoopUntilItsNextAttemptAtMostAMinute() {
         val (phone, tablet) = phoneAndTablet()
