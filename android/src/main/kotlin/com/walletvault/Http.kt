@@ -268,10 +268,15 @@ class SessionTokenProvider(
                 return Cached(token, issuedAt + lifetime - margin, issuedAt + lifetime)
             }
             401 -> throw BackupError.Unauthorized
+            // A limiter in front of D1 (this server has none): wait as for the save cap, not "sign in again".
+            429 -> throw rateLimited(response)
             else -> throw BackupError.Rejected(response.status, errorCode(response.body))
         }
     }
 }
+
+/** The 429 [response], with its `Retry-After` in seconds (60 when it names none). */
+internal fun rateLimited(response: HttpResponse) = BackupError.RateLimited(response.header("Retry-After")?.trim()?.toIntOrNull() ?: 60)
 
 internal fun errorBody(body: ByteArray): JsonValue.Obj? = try { Json.parse(body) as? JsonValue.Obj } catch (e: JsonParseError) { null }
 internal fun errorCode(body: ByteArray): String = errorBody(body)?.get("error")?.string ?: ""
@@ -387,7 +392,7 @@ class BackupClient(
             response.status == 400 && code == "invalid_json" -> BackupError.InvalidJson
             response.status == 400 && code == "invalid_vault_shape" -> BackupError.InvalidVaultShape(body?.get("detail")?.string ?: "")
             response.status == 413 -> BackupError.BlobTooLarge(null, null)
-            response.status == 429 -> BackupError.RateLimited(response.header("Retry-After")?.trim()?.toIntOrNull() ?: 60)
+            response.status == 429 -> rateLimited(response)
             response.status == 404 && code == "not_found" -> BackupError.NotFound
             response.status == 403 && code == "write_proof_required" -> BackupError.WriterRefused
             response.status == 409 -> BackupError.Conflict(body?.get("sync_id")?.string, body?.get("updatedUtc")?.string)

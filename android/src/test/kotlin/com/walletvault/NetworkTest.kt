@@ -145,6 +145,17 @@ class NetworkTest {
         try { runSuspending { refused.load() }; fail<Unit>("no error") } catch (e: BackupError.Unauthorized) {}
     }
 
+    /** A 429 from the session-token endpoint (a limiter in front of it) is RateLimited with its Retry-After, as Swift's. */
+    @Test
+    fun aRateLimitedExchangeIsRateLimited() {
+        val limiter = object : HttpTransport {
+            override suspend fun send(request: HttpRequest) =
+                HttpResponse(429, mapOf("Retry-After" to "42", "Content-Type" to "application/json"), Crypto.utf8("{\"error\":\"rate_limited\"}"))
+        }
+        val limited = SessionTokenProvider("http://fake", { "oidc-ok" }, limiter, clock)
+        try { runSuspending { limited.token() }; fail<Unit>("a token from a 429") } catch (e: BackupError.RateLimited) { assertEquals(42, e.retryAfterSeconds) }
+    }
+
     @Test
     fun preconditionsAndConditionalLoads() {
         val first = runSuspending { client.save(blob, BackupClient.Precondition.IfNoneStored) }
