@@ -611,6 +611,9 @@ class VaultSyncEngine(
             checkCode(via, unconfirmed, code, pairing)
             unconfirmed
         }
+        // This device joined the vault just pinned: a create of its own whose outcome it never learnt is given up
+        // (adopting it at the next sync would meet the other vault's anchor and fail).
+        store.clearPendingCreate()
         // A member confirming again (its state lost, or offline past the pinned epoch) may hold edits it never pushed.
         val working = start.document
         // The enrolment's save may meet the hourly cap after the restore was written: reported as a sync's is, so the
@@ -698,6 +701,8 @@ class VaultSyncEngine(
         val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
         // A lost or rolled-back anti-rollback state is written anew from what the recovery key's entry authenticates.
         val opened = reestablishing { via -> open(remote.blob, listOf(recoveryKey), via) }
+        // As after a pairing: this device now belongs to the vault it recovered, not to a create of its own.
+        store.clearPendingCreate()
         val cloud = decode(opened.plaintext)
         // Edits made here before the key died are settled against the cloud as a sync's merge settles them (the
         // conflict handler asked, UNRESOLVED_CONFLICT without one), not dropped. Decided before a new key is made: a

@@ -213,6 +213,30 @@ class LostCreateAnswerTest {
         assertTrue(a.sync() is SyncReport.Pushed, "A cannot save over its own vault")
     }
 
+    /**
+     * A device whose own create never landed and that then joins another device's vault by pairing gives its pending
+     * create up: its next sync is up to date, not a TAMPERED failure on the pending create (of another vault than the
+     * one just pinned) as before (the Swift SDK's pairingIntoAnotherVaultGivesUpAPendingCreate).
+     */
+    @Test
+    fun pairingIntoAnotherVaultGivesUpAPendingCreate() {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 2))
+        runSuspending { a.engine.history() }
+        server.networkErrorsNext = 2
+        server.loadErrorsNext = 2
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val b = TestProfile(clock, server, p256Keys())
+        runSuspending { b.engine.createVault() }
+        b.set("passport", "P-1")
+        b.sync()
+        val approved = runSuspending { b.engine.approve(PairingRequest.parse(a.engine.pairingRequest().encoded)) }
+        assertTrue(runSuspending { a.engine.confirmPairing(approved.confirmationCode) } is SyncReport.Restored)
+        assertFalse(pendingCreateKept(a), "the pending create is still kept")
+        assertEquals("P-1", a.value("passport"))
+        val report = a.sync()
+        assertTrue(report is SyncReport.UpToDate || report is SyncReport.Pushed, report.toString())
+    }
+
     /** An erasure forgets a pending create with the rest of the vault's files. */
     @Test
     fun erasingTheVaultForgetsAPendingCreate() {
