@@ -19,21 +19,37 @@ import VaultTestSupport
         return (VaultSealer(counterStore: store, clock: TestSupport.clock()), opened)
     }
 
+    /// A's vault with members B and C: B writes version 2, which A reads; the server keeps it from C, which writes
+    /// its own 2 over 1, then 3 over that (the branch that dropped B's write).
+    struct Fork {
+        let keyA: DeviceKEK
+        let a: (sealer: VaultSealer, opener: VaultOpener, store: InMemoryCounterStore, created: VaultSealer.SealedVault)
+        let identity: VaultIdentity
+        let b: (sealer: VaultSealer, opened: VaultOpener.OpenedVault)
+        let v2: VaultSealer.SealedVault
+        let forked2: VaultSealer.SealedVault
+        let forked3: VaultSealer.SealedVault
+
+        init() async throws {
+            let (keyA, keyB, keyC) = (try DeviceKEK.generate(), try DeviceKEK.generate(), try DeviceKEK.generate())
+            self.keyA = keyA
+            a = try await WriterAuthenticationTests.member(keyA, extra: [.init(keyB, label: "B"), .init(keyC, label: "C")])
+            identity = try #require(a.created.state.identity)
+            b = try await VersionChainTests.member(keyB, opening: a.created.blob, anchor: identity.anchor)
+            v2 = try await b.sealer.seal(TestSupport.plaintext, over: b.opened.state)
+            try await b.sealer.markAccepted(v2)
+            _ = try await a.opener.open(v2.blob, vaultID: "v", keys: [keyA])
+            let c = try await VersionChainTests.member(keyC, opening: a.created.blob, anchor: identity.anchor)
+            forked2 = try await c.sealer.seal(TestSupport.plaintext, over: c.opened.state)
+            try await c.sealer.markAccepted(forked2)
+            forked3 = try await c.sealer.seal(TestSupport.plaintext, over: forked2.state)
+        }
+    }
+
     @Test func aVersionThatDoesNotFollowTheOneAcceptedBelowItIsAForkAndNothingIsStored() async throws {
-        let (keyA, keyB, keyC) = (try DeviceKEK.generate(), try DeviceKEK.generate(), try DeviceKEK.generate())
-        let a = try await WriterAuthenticationTests.member(keyA, extra: [.init(keyB, label: "B"), .init(keyC, label: "C")])
-        let identity = try #require(a.created.state.identity)
-        // B writes version 2, which A reads.
-        let b = try await Self.member(keyB, opening: a.created.blob, anchor: identity.anchor)
-        let v2 = try await b.sealer.seal(TestSupport.plaintext, over: b.opened.state)
-        try await b.sealer.markAccepted(v2)
-        _ = try await a.opener.open(v2.blob, vaultID: "v", keys: [keyA])
+        let fork = try await Fork()
+        let (keyA, a, identity, b, v2, forked3) = (fork.keyA, fork.a, fork.identity, fork.b, fork.v2, fork.forked3)
         #expect(v2.state.envelope.previous == (try SeenVersions.digest(of: a.created.state.envelope)))
-        // The server kept B's version from C, which wrote its own 2 over 1, then 3 over that.
-        let c = try await Self.member(keyC, opening: a.created.blob, anchor: identity.anchor)
-        let forked2 = try await c.sealer.seal(TestSupport.plaintext, over: c.opened.state)
-        try await c.sealer.markAccepted(forked2)
-        let forked3 = try await c.sealer.seal(TestSupport.plaintext, over: forked2.state)
         let before = await WriterAuthenticationTests.stored(a.store)
         await #expect { try await a.opener.open(forked3.blob, vaultID: "v", keys: [keyA]) } throws: {
             VaultEnvelopeError.Code.forkDetected.matches($0)
@@ -57,17 +73,8 @@ import VaultTestSupport
     /// branch that dropped a version it accepted, it refuses it, and keeps the digest that shows the fork. Before,
     /// `openForConfirmation` and `confirm` checked neither, and the confirmation overwrote the digest kept.
     @Test func aConfirmationOfAForkedVersionIsRefusedAsAnOpenIs() async throws {
-        let (keyA, keyB, keyC) = (try DeviceKEK.generate(), try DeviceKEK.generate(), try DeviceKEK.generate())
-        let a = try await WriterAuthenticationTests.member(keyA, extra: [.init(keyB, label: "B"), .init(keyC, label: "C")])
-        let identity = try #require(a.created.state.identity)
-        let b = try await Self.member(keyB, opening: a.created.blob, anchor: identity.anchor)
-        let v2 = try await b.sealer.seal(TestSupport.plaintext, over: b.opened.state)
-        try await b.sealer.markAccepted(v2)
-        _ = try await a.opener.open(v2.blob, vaultID: "v", keys: [keyA])
-        let c = try await Self.member(keyC, opening: a.created.blob, anchor: identity.anchor)
-        let forked2 = try await c.sealer.seal(TestSupport.plaintext, over: c.opened.state)
-        try await c.sealer.markAccepted(forked2)
-        let forked3 = try await c.sealer.seal(TestSupport.plaintext, over: forked2.state)
+        let fork = try await Fork()
+        let (keyA, a, b, v2, forked2, forked3) = (fork.keyA, fork.a, fork.b, fork.v2, fork.forked2, fork.forked3)
         let before = await WriterAuthenticationTests.stored(a.store)
         for forked in [forked2, forked3] {
             await #expect { try await a.opener.openForConfirmation(forked.blob, vaultID: "v", keys: [keyA]) } throws: {

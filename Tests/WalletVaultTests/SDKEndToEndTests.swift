@@ -263,18 +263,7 @@ struct SDKEndToEndTests {
     /// recovery code.
     @Test(arguments: [false, true])
     func aCreateWhoseAnswerAndCheckWereLostIsAdoptedWhenTriedAgain(bySyncing: Bool) async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let lossy = ScriptedAnswers(server.transport())
-        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
-        lossy.play([.answerLost], to: .saves)
-        lossy.play([.networkError, .networkError], to: .loads)
-        do throws(SyncError) {
-            _ = try await a.engine.createVault()
-            Issue.record("the create succeeded without an answer or a check")
-        } catch {
-            #expect(error.code == .server)
-        }
+        let (server, user, _, a) = try await deviceWhoseCreateFailed(saves: [.answerLost])
         guard case .blob(let first) = try await a.backup.load() else {
             Issue.record("the first attempt stored nothing")
             return
@@ -344,13 +333,7 @@ struct SDKEndToEndTests {
     /// a slow server) is sent again as it was, not as a new vault, so whichever lands is this device's own; one where
     /// another vault is stored gives way, and the create meets the conflict.
     @Test func aPendingCreateTheServerDoesNotHoldIsSentAgainAsItWas() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let lossy = ScriptedAnswers(server.transport())
-        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
-        lossy.play([.networkError, .networkError], to: .saves)
-        lossy.play([.networkError, .networkError], to: .loads)
-        await requireError(.server) { _ = try await a.engine.createVault() }
+        let (server, user, lossy, a) = try await deviceWhoseCreateFailed(saves: [.networkError, .networkError])
         let pending = try LocalVaultStore(directory: a.directory).pendingCreate()
         guard case .created(let version) = try await a.engine.createVault() else {
             Issue.record("no create")
@@ -373,13 +356,7 @@ struct SDKEndToEndTests {
     /// proxy that let it through late): the resend meets that attempt's 409, and the vault is adopted as this device's
     /// own, because the server holds exactly its bytes.
     @Test func aResendOfAPendingCreateThatMeetsItsFirstAttemptAdoptsIt() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let lossy = ScriptedAnswers(server.transport())
-        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
-        lossy.play([.held, .networkError], to: .saves)
-        lossy.play([.networkError, .networkError], to: .loads)
-        await requireError(.server) { _ = try await a.engine.createVault() }
+        let (server, user, lossy, a) = try await deviceWhoseCreateFailed(saves: [.held, .networkError])
         let pending = try LocalVaultStore(directory: a.directory).pendingCreate()
         do throws(BackupError) {
             _ = try await a.backup.load()
@@ -401,13 +378,7 @@ struct SDKEndToEndTests {
     /// create up: confirming restores that vault, and does not fail on the pending create (of another vault than the
     /// one just pinned) as it did before.
     @Test func pairingIntoAnotherVaultGivesUpAPendingCreate() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let lossy = ScriptedAnswers(server.transport())
-        let a = try SimulatedDevice(baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
-        lossy.play([.networkError, .networkError], to: .saves)
-        lossy.play([.networkError, .networkError], to: .loads)
-        await requireError(.server) { _ = try await a.engine.createVault() }
+        let (server, user, _, a) = try await deviceWhoseCreateFailed(saves: [.networkError, .networkError])
         let b = try SimulatedDevice(server: server, user: user, label: "B")
         _ = try await b.engine.createVault()
         try await b.set("passport", "P1")
@@ -419,6 +390,22 @@ struct SDKEndToEndTests {
         #expect(try await a.values() == ["passport": .string("P1")])
         #expect(try LocalVaultStore(directory: a.directory).pendingCreate() == nil, "the pending create is still kept")
         #expect(try await a.engine.sync() == .upToDate(version: try #require(await b.engine.status().syncedVersion)))
+    }
+
+    /// A device on a fresh server whose create fails: its saves get `saves`, and both attempts at the load that would
+    /// check what the server stored fail too, so the create stays pending on the device.
+    func deviceWhoseCreateFailed(saves: [ScriptedAnswers.Outcome]) async throws
+        -> (server: InProcessServer, user: String, lossy: ScriptedAnswers, device: SimulatedDevice)
+    {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let device = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: lossy, conflictHandler: nil)
+        lossy.play(saves, to: .saves)
+        lossy.play([.networkError, .networkError], to: .loads)
+        await requireError(.server) { _ = try await device.engine.createVault() }
+        return (server, user, lossy, device)
     }
 
     /// Records an issue unless `body` throws a `SyncError` carrying the server's 409 (`.conflict`); `otherwise` names

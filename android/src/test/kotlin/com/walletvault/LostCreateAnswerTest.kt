@@ -161,12 +161,7 @@ class LostCreateAnswerTest {
     @Test
     fun aPendingCreateTheServerDoesNotHoldIsSentAgainAsItWas() {
         val policy = RetryPolicy(maxAttempts = 2)
-        val a = TestProfile(clock, server, p256Keys(), retryPolicy = policy)
-        // The session token first, so that the network errors below fall on the save.
-        runSuspending { a.engine.history() }
-        server.networkErrorsNext = 2
-        server.loadErrorsNext = 2
-        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val a = profileWhoseCreateNeverLanded()
         assertNull(server.current)
         val pending = a.store.pendingCreate()
         val report = runSuspending { a.engine.createVault() }
@@ -191,11 +186,7 @@ class LostCreateAnswerTest {
      */
     @Test
     fun aResendOfAPendingCreateThatMeetsItsFirstAttemptAdoptsIt() {
-        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 2))
-        runSuspending { a.engine.history() }
-        server.networkErrorsNext = 2
-        server.loadErrorsNext = 2
-        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val a = profileWhoseCreateNeverLanded()
         val pending = a.store.pendingCreate()!!
         assertNull(server.current, "the first attempt reached the server early")
         server.beforeSaveStored = {
@@ -220,11 +211,7 @@ class LostCreateAnswerTest {
      */
     @Test
     fun pairingIntoAnotherVaultGivesUpAPendingCreate() {
-        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 2))
-        runSuspending { a.engine.history() }
-        server.networkErrorsNext = 2
-        server.loadErrorsNext = 2
-        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        val a = profileWhoseCreateNeverLanded()
         val b = TestProfile(clock, server, p256Keys())
         runSuspending { b.engine.createVault() }
         b.set("passport", "P-1")
@@ -235,6 +222,20 @@ class LostCreateAnswerTest {
         assertEquals("P-1", a.value("passport"))
         val report = a.sync()
         assertTrue(report is SyncReport.UpToDate || report is SyncReport.Pushed, report.toString())
+    }
+
+    /**
+     * A P-256 profile making two attempts per request whose create never reached the server and whose check of what
+     * the server stored failed too: the create stays pending on it.
+     */
+    private fun profileWhoseCreateNeverLanded(): TestProfile {
+        val a = TestProfile(clock, server, p256Keys(), retryPolicy = RetryPolicy(maxAttempts = 2))
+        // The session token first, so that the network errors below fall on the save.
+        runSuspending { a.engine.history() }
+        server.networkErrorsNext = 2
+        server.loadErrorsNext = 2
+        expectSyncFailure(SyncException.Code.OFFLINE) { runSuspending { a.engine.createVault() } }
+        return a
     }
 
     /** An erasure forgets a pending create with the rest of the vault's files. */
