@@ -29,6 +29,8 @@ final class FakeKeychain: PlatformKeychain {
         var pending: Data?
         var failureInUse: PlatformKeyError?
         var failureOnCreate: PlatformKeyError?
+        /// Keys (their items) that died in place: each fails in use, keys created later work.
+        var deadKeys: Set<Data> = []
         /// What `evaluatedPolicyDomainState` reads now; nil: no biometry enrolled.
         var biometry: Data? = Data("enrolled-faces-1".utf8)
         var locked = false
@@ -55,6 +57,16 @@ final class FakeKeychain: PlatformKeychain {
 
     /// Plays the app restored onto another phone: the item does not migrate.
     func dropItem() { state.withLock { $0.item = nil } }
+
+    /// Plays the current key dying in place, as a `.biometryCurrentSet` key does when a face or finger is added or
+    /// removed: its item stays, the domain state changes, and that key (only it: a key created later works) fails in
+    /// use with what the Secure Enclave says, which Apple documents no code for (`.failed`).
+    func invalidateCurrentKey() {
+        state.withLock { state in
+            if let item = state.item { state.deadKeys.insert(item) }
+            state.biometry = Data(UUID().uuidString.utf8)
+        }
+    }
 
     /// Plays a face or finger added or removed: the domain state changes.
     func changeBiometry() { state.withLock { $0.biometry = Data(UUID().uuidString.utf8) } }
@@ -112,9 +124,12 @@ final class FakeKeychain: PlatformKeychain {
     }
 
     /// One use of a key through `context`: throws as the platform would, counts the prompt the first use shows.
-    fileprivate func use(_ context: Context) throws(PlatformKeyError) {
+    fileprivate func use(_ context: Context, of key: P256.KeyAgreement.PrivateKey) throws(PlatformKeyError) {
         let failure: PlatformKeyError? = state.withLock { state in
             if let failure = state.failureInUse { return failure }
+            if state.deadKeys.contains(key.rawRepresentation) {
+                return .failed("the Secure Enclave refused the key: CryptoKitError.underlyingCoreCryptoError")
+            }
             if state.locked { return .unavailable("OSStatus -25308 (errSecInteractionNotAllowed): the device is locked") }
             guard !context.authenticated.withLock({ $0 }) else { return nil }
             if state.background || !context.allowsPrompts { return .unavailable("LAError.notInteractive: no UI can be shown") }
@@ -144,7 +159,7 @@ final class FakeKeychain: PlatformKeychain {
         var publicKey: P256.KeyAgreement.PublicKey { key.publicKey }
 
         func sharedSecretFromKeyAgreement(with publicKeyShare: P256.KeyAgreement.PublicKey) throws -> SharedSecret {
-            try keychain.use(context)
+            try keychain.use(context, of: key)
             return try key.sharedSecretFromKeyAgreement(with: publicKeyShare)
         }
     }

@@ -81,10 +81,7 @@ struct PlatformKeyTests {
         }
 
         /// The kek_ids of the vault the server holds.
-        func storedKekIDs() async throws -> [String] {
-            guard case .blob(let stored) = try await laptop.backup.load() else { throw SyncError(.noVault, "nothing stored") }
-            return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
-        }
+        func storedKekIDs() async throws -> [String] { try await PlatformKeyTests.storedKekIDs(laptop) }
 
         /// The server's vault has the phone's own entry and no pairing entry, and the laptop's entry is still there.
         func expectEnrolled() async throws {
@@ -157,6 +154,66 @@ struct PlatformKeyTests {
             return
         }
         #expect(try await paired.storedKekIDs() == stored)
+    }
+
+    /// The kek_ids of the vault the server holds, as `device` loads it.
+    static func storedKekIDs(_ device: SimulatedDevice) async throws -> [String] {
+        guard case .blob(let stored) = try await device.backup.load() else { throw SyncError(.noVault, "nothing stored") }
+        return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
+    }
+
+    // MARK: - Pairing again after the key died (seed §7)
+
+    /// The phone, whose key died after the laptop saved an item it has not read, pairs again: its request carries a
+    /// new key, the laptop approves, the phone confirms and restores the laptop's content; the server's vault then has
+    /// the new key's own entry and neither the dead key's entry nor the pairing entry, and each device reads what the
+    /// other saves.
+    func expectPairsAgain(laptop: SimulatedDevice, phone: SimulatedDevice, deadKekID: String) async throws {
+        await requireError(.keyInvalidated) { _ = try await phone.engine.sync() }
+        let request = try await phone.engine.pairingRequest()
+        let newKekID = Base64URL.encode(request.publicKey.rawRepresentation)
+        #expect(newKekID != deadKekID, "the request carries a new key, not the dead key's public half")
+        _ = try await laptop.engine.approve(request)
+        let report = try await phone.engine.confirmPairing(code: try await laptop.engine.confirmationCode(for: request))
+        guard case .restored = report else {
+            Issue.record("confirming should restore: \(report)")
+            return
+        }
+        #expect(try await phone.values() == (try await laptop.values()))
+        #expect(try await phone.values()["licence"] == .string("L1"))
+        let stored = try await Self.storedKekIDs(laptop)
+        #expect(!stored.contains(deadKekID), "the dead entry is dropped: \(stored)")
+        #expect(stored.contains(newKekID), "the new key's own entry is enrolled: \(stored)")
+        #expect(!stored.contains(PublicKeyRecipient(request.publicKey).kekID), "the pairing entry is dropped: \(stored)")
+        try await phone.set("from-phone", "P")
+        _ = try await phone.engine.sync()
+        _ = try await laptop.engine.sync()
+        #expect(try await laptop.values()["from-phone"] == .string("P"))
+        try await laptop.set("from-laptop", "L")
+        _ = try await laptop.engine.sync()
+        _ = try await phone.engine.sync()
+        #expect(try await phone.values() == (try await laptop.values()))
+        #expect(try await phone.values()["from-laptop"] == .string("L"))
+    }
+
+    @Test func aPhoneWhoseKeyIsGonePairsAgainWithANewKeyAndItsDeadEntryIsDropped() async throws {
+        let (laptop, phone, keychain, _) = try await pairedPhone()
+        let dead = try #require(try await phone.engine.devices().first { $0.isThisDevice }?.kekID)
+        try await laptop.set("licence", "L1")
+        _ = try await laptop.engine.sync()
+        // Restored onto another phone: neither the Secure Enclave key nor its `ThisDeviceOnly` item came along.
+        keychain.dropItem()
+        try await expectPairsAgain(laptop: laptop, phone: phone, deadKekID: dead)
+    }
+
+    @Test func aPhoneWhoseKeyDiedInPlacePairsAgainWithANewKeyAndItsDeadEntryIsDropped() async throws {
+        let (laptop, phone, keychain, _) = try await pairedPhone()
+        let dead = try #require(try await phone.engine.devices().first { $0.isThisDevice }?.kekID)
+        try await laptop.set("licence", "L1")
+        _ = try await laptop.engine.sync()
+        // A face added: the item is still there, but the key fails in use and the recorded biometry changed.
+        keychain.invalidateCurrentKey()
+        try await expectPairsAgain(laptop: laptop, phone: phone, deadKekID: dead)
     }
 
     @Test func aPhoneThatCreatesTheVaultWritesTheSelfECDHEntry() async throws {
