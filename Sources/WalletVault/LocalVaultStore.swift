@@ -121,6 +121,27 @@ public struct LocalVaultStore: Sendable {
         try write(Data(kekID.utf8), to: "device-kek-id")
     }
 
+    /// The `kek_id`s of this device's dead keys replaced by new ones whose enrolment has not yet dropped their entries.
+    func deadDeviceKeyIDs() -> [String] {
+        (try? Data(contentsOf: url("dead-kek-ids"))).map { String(decoding: $0, as: UTF8.self).split(separator: "\n").map(String.init) }
+            ?? []
+    }
+
+    /// Records a dead key's `kek_id` before its replacement is created: the replacement's `kek_id` overwrites
+    /// `device-kek-id`, and the save that drops the dead entry may come only at a later attempt.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when it cannot be written.
+    func rememberDeadDeviceKeyID(_ kekID: String) throws(SyncError) {
+        let ids = deadDeviceKeyIDs()
+        guard !ids.contains(kekID) else { return }
+        try write(Data((ids + [kekID]).joined(separator: "\n").utf8), to: "dead-kek-ids")
+    }
+
+    /// Forgets the dead keys' `kek_id`s once a saved version holds this device's own entry and none of theirs.
+    ///
+    /// - Throws: `SyncError` `.localStorage` when the record cannot be removed.
+    func forgetDeadDeviceKeyIDs() throws(SyncError) { try remove("dead-kek-ids") }
+
     /// The biometry state (`evaluatedPolicyDomainState`) recorded when the platform key was created; nil when none was.
     public func deviceKeyBiometryState() -> Data? {
         try? Data(contentsOf: url("device-key-biometry"))

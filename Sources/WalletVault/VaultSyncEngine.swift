@@ -470,8 +470,9 @@ public actor VaultSyncEngine {
         return .restored(version: try await upload(sealed, document: document, basedOn: restored, precondition: .ifMatch(syncID: version)))
     }
 
-    /// `state` with this device's own entry enrolled (seed §5) and the pairing entry that stood in for it dropped;
-    /// nil when the entry is there already or this device holds no key.
+    /// `state` with this device's own entry enrolled (seed §5), and the pairing entry that stood in for it and the
+    /// entries of this device's dead keys that a pairing request replaced dropped; nil when there is nothing to change
+    /// or this device holds no key.
     ///
     /// Until it is saved, a device paired through its key's public half (a Secure Enclave key, whose own self-ECDH
     /// entry only its holder can write) is a member only through that pairing entry. A restore enrolls it; every sync
@@ -479,13 +480,21 @@ public actor VaultSyncEngine {
     /// - Throws: `SyncError` when this device's key cannot be read or cannot wrap (`.notNow`, `.authenticationCanceled`,
     ///   `.keyInvalidated`).
     private func enrollingThisDevice(in state: VaultState) async throws(SyncError) -> VaultState? {
-        guard let device = try keys.currentDeviceKey(), !state.entries.contains(where: { $0.kekID == device.kekID }) else { return nil }
-        var enrolled = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: state) }
-        if device.pairingKekID != device.kekID, enrolled.entries.contains(where: { $0.kekID == device.pairingKekID }) {
-            // The pairing entry was this same key's public half; its own entry replaces it (no rotation: no one lost access).
-            enrolled = try envelopeCall { [enrolled] in try sealer.revoke(kekID: device.pairingKekID, in: enrolled) }
+        guard let device = try keys.currentDeviceKey() else { return nil }
+        let enrolledAlready = state.entries.contains { $0.kekID == device.kekID }
+        // Keys of this device that died and were replaced by a pairing request (seed §7): their entries go in this save.
+        let dead = store.deadDeviceKeyIDs().filter { $0 != device.kekID }
+        guard !enrolledAlready || state.entries.contains(where: { dead.contains($0.kekID) }) else {
+            // The save that enrolled this key dropped the dead entries with it: their record has no use left.
+            if !dead.isEmpty { try store.forgetDeadDeviceKeyIDs() }
+            return nil
         }
-        return enrolled
+        var enrolled = state
+        if !enrolledAlready {
+            enrolled = try await envelopeCall { [enrolled] in try await sealer.enroll(device, label: deviceLabel, in: enrolled) }
+        }
+        // The pairing entry was this same key's public half; its own entry replaces it (no one lost access).
+        return try droppingEntries(of: device.pairingKekID == device.kekID ? dead : dead + [device.pairingKekID], from: enrolled)
     }
 
     /// Saves this device's own entry into the synced version, which the server still holds, when it lacks it (a
@@ -638,9 +647,56 @@ public actor VaultSyncEngine {
 
     /// The new-device half of pairing: the request to show, for a device that already holds the vault to approve.
     ///
-    /// - Throws: `SyncError` `.localStorage` when the device key cannot be created.
-    public func pairingRequest() throws(SyncError) -> PairingRequest {
-        PairingRequest(device: try keys.deviceKeyCreatingIfNeeded(), label: deviceLabel)
+    /// A device whose key died (seed §7: the key item did not come along to a restored phone, or biometry changed)
+    /// pairs again with a new key: the dead key's `kek_id` is recorded, and the save after the pairing is confirmed
+    /// enrolls the new key and drops the dead entry, as `recover(with:)` does. A member's key is first tried on its own
+    /// entry in the synced copy (one Face ID prompt for a Secure Enclave key), because a key that died in place shows
+    /// it only in use, and a request carrying it would be approved for a key that can open nothing.
+    /// - Throws: `SyncError` `.localStorage` when the device key cannot be created; `.authenticationCanceled` or
+    ///   `.notNow` when a member's key could not be tried (nothing changed).
+    public func pairingRequest() async throws(SyncError) -> PairingRequest {
+        // Exclusive: it may replace the key that a running sync is using.
+        try await exclusively { () async throws(SyncError) -> PairingRequest in
+            PairingRequest(device: try await workingDeviceKey(), label: deviceLabel)
+        }
+    }
+
+    /// This device's key while it works, a first key when there is none, or a new key in place of a dead one.
+    private func workingDeviceKey() async throws(SyncError) -> any DeviceKey {
+        do {
+            guard let device = try keys.currentDeviceKey() else { return try keys.newDeviceKey() }
+            try await requireWorking(device)
+            return device
+        } catch  where error.code == .keyInvalidated {
+            return try replacingDeadDeviceKey()
+        }
+    }
+
+    /// Throws `.keyInvalidated` when `device` no longer opens its own entry in the synced copy. A key without one there
+    /// (a device not yet a member) is taken as it is: trying it would prompt at every request shown.
+    private func requireWorking(_ device: any DeviceKey) async throws(SyncError) {
+        guard let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }),
+            let entry = synced.entries.first(where: { $0.kekID == device.kekID })
+        else { return }
+        _ = try await envelopeCall { try await device.unwrap(entry) }
+    }
+
+    /// A new key in place of this device's dead one, whose `kek_id` is recorded first: the new key's overwrites the
+    /// profile's, and the save that drops the dead entry may come only at a later attempt.
+    private func replacingDeadDeviceKey() throws(SyncError) -> any DeviceKey {
+        if let dead = keys.lastDeviceKeyID() { try store.rememberDeadDeviceKeyID(dead) }
+        return try keys.newDeviceKey()
+    }
+
+    /// `state` without the entries of `kekIDs` it holds, and no DEK rotation: these are this device's own replaced
+    /// keys (dead ones, or the pairing entry its own entry replaces), which no one else ever held, and a rotation would
+    /// also drop every entry this device cannot re-wrap (FORMAT.md §11.4).
+    private func droppingEntries(of kekIDs: [String], from state: VaultState) throws(SyncError) -> VaultState {
+        var remaining = state
+        for kekID in kekIDs where remaining.entries.contains(where: { $0.kekID == kekID }) {
+            remaining = try envelopeCall { [remaining] in try sealer.revoke(kekID: kekID, in: remaining) }
+        }
+        return remaining
     }
 
     /// The approving half: wraps the DEK for the requesting device and saves, right after a fresh load.
@@ -778,11 +834,8 @@ public actor VaultSyncEngine {
             {
                 document = merged
             }
-            var state = opened.state
-            for entry in state.entries where entry.kekID == deadKeyID ?? "" {
-                state = try envelopeCall { try sealer.revoke(kekID: entry.kekID, in: state) }
-            }
-            state = try await envelopeCall { try await sealer.enroll(device, label: deviceLabel, in: state) }
+            var state = try droppingEntries(of: deadKeyID.map { [$0] } ?? [], from: opened.state)
+            state = try await envelopeCall { [state] in try await sealer.enroll(device, label: deviceLabel, in: state) }
             let sealed = try await envelopeCall { [document, state] in
                 try await sealer.seal(encode(document), over: state, keys: [device, recoveryKey])
             }
