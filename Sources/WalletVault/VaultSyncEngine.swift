@@ -811,20 +811,19 @@ public actor VaultSyncEngine {
             "\(failed) wrong codes: this pairing request is void and nothing was stored; \(advice), then start pairing again")
     }
 
-    /// Opens the server's vault with a recovery key (recovery code, passphrase) on a device whose key
-    /// is missing or was invalidated, enrolls a fresh device key, drops this device's dead entry, and saves.
+    /// Opens the server's vault with a recovery key (recovery code, passphrase) on a device whose key is missing or was invalidated, enrolls a fresh device key, drops this device's dead entry, and saves.
     ///
-    /// - Throws: `SyncError` `.noAccess` when the key does not open the vault, and the others `sync` throws.
     /// Edits this device made before its key died are kept: they are merged with the server's content (asking the
-    /// app on conflicts, as `sync` does) and saved with the new key.
+    /// app on conflicts, as `sync` does) and saved with the new key. A recovery that fails can be called again: one
+    /// that failed before the new key was made (a wrong code, no network, a conflict left open) leaves this device
+    /// with the key it had, and one whose save failed still drops the dead entry when retried.
+    /// - Throws: `SyncError` `.noAccess` when the key does not open the vault, `.unresolvedConflict` when edits
+    ///   conflict and no handler decides, and the others `sync` throws.
     public func recover(with recoveryKey: any KeyEncryptionKey) async throws(SyncError) -> SyncReport {
         try await exclusively { () async throws(SyncError) -> SyncReport in
-            let deadKeyID = keys.lastDeviceKeyID()
             let (remote, snapshot) = try await loadRemote(after: nil)
             guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
             let opened = try await open(snapshot.blob, keys: [recoveryKey])
-            // Only now that the recovery key opened the vault: a wrong code or no network must not replace a key.
-            let device = try keys.newDeviceKey()
             let cloud = try decode(opened.plaintext)
             let working = try readWorking()
             var document = cloud
@@ -834,7 +833,10 @@ public actor VaultSyncEngine {
             {
                 document = merged
             }
-            var state = try droppingEntries(of: deadKeyID.map { [$0] } ?? [], from: opened.state)
+            // Only now that the recovery key opened the vault and the merge is decided: a wrong code, no network or an
+            // unresolved conflict must not replace a key, or the retry would take the new key's id for the dead one's.
+            let device = try replacingDeadDeviceKey()
+            var state = try droppingEntries(of: store.deadDeviceKeyIDs().filter { $0 != device.kekID }, from: opened.state)
             state = try await envelopeCall { [state] in try await sealer.enroll(device, label: deviceLabel, in: state) }
             let sealed = try await envelopeCall { [document, state] in
                 try await sealer.seal(encode(document), over: state, keys: [device, recoveryKey])

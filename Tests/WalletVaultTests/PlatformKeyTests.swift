@@ -11,9 +11,10 @@ import WalletVault
 @Suite("The platform device key: self-ECDH entry, pairing, invalidation, cancellation")
 struct PlatformKeyTests {
     /// A (a Linux-style device) creates the vault with a recovery code; the phone pairs with its platform key.
-    func pairedPhone() async throws -> (SimulatedDevice, SimulatedDevice, FakeKeychain, RecoveryCode) {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
+    func pairedPhone(on server: InProcessServer? = nil, user: String = UUID().uuidString) async throws
+        -> (SimulatedDevice, SimulatedDevice, FakeKeychain, RecoveryCode)
+    {
+        let server = try server ?? InProcessServer()
         let code = RecoveryCode.generate()
         let keychain = FakeKeychain()
         let a = try SimulatedDevice(server: server, user: user, label: "Laptop")
@@ -214,6 +215,57 @@ struct PlatformKeyTests {
         // A face added: the item is still there, but the key fails in use and the recorded biometry changed.
         keychain.invalidateCurrentKey()
         try await expectPairsAgain(laptop: laptop, phone: phone, deadKekID: dead)
+    }
+
+    // MARK: - Recovering again after an attempt that failed
+
+    @Test func aRecoveryStoppedByAnUnresolvedConflictKeepsTheKeyAndItsRetryDropsTheDeadEntry() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let (laptop, phone, keychain, code) = try await pairedPhone(on: server, user: user)
+        let dead = try #require(try await phone.engine.devices().first { $0.isThisDevice }?.kekID)
+        try await phone.set("passport", "P-phone")
+        try await laptop.set("passport", "P-laptop")
+        _ = try await laptop.engine.sync()
+        keychain.dropItem()
+        await requireError(.unresolvedConflict) { _ = try await phone.engine.recover(with: try RecoveryCodeKEK(code: code)) }
+        #expect(keychain.storedItem == nil, "a recovery that decided nothing made no key")
+        // The app asks its user and recovers again, now with a conflict handler: the same profile and keychain.
+        let handler = RecordingConflictHandler(answer: .keepLocal)
+        let retried = try SimulatedDevice(
+            server: server, user: user, label: "iPhone", directory: phone.directory, conflictHandler: handler.handler,
+            keychain: keychain)
+        let report = try await retried.engine.recover(with: try RecoveryCodeKEK(code: code))
+        guard case .restored = report else {
+            Issue.record("the retry should recover: \(report)")
+            return
+        }
+        #expect(handler.questions == [["passport"]])
+        let stored = try await Self.storedKekIDs(laptop)
+        #expect(!stored.contains(dead), "the dead entry is dropped: \(stored)")
+        let own = try #require(try await retried.engine.devices().first { $0.isThisDevice })
+        #expect(stored.contains(own.kekID))
+        _ = try await laptop.engine.sync()
+        #expect(try await laptop.values()["passport"] == .string("P-phone"))
+    }
+
+    @Test func aRecoveryWhoseSaveFailedDropsTheDeadEntryWhenRetried() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let (laptop, phone, keychain, code) = try await pairedPhone(on: server, user: user)
+        let dead = try #require(try await phone.engine.devices().first { $0.isThisDevice }?.kekID)
+        keychain.dropItem()
+        // The same phone over a network that drops its next saves (both of the client's attempts).
+        let lossy = ScriptedAnswers(server.transport())
+        let offline = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "iPhone", directory: phone.directory, transport: lossy,
+            conflictHandler: nil, keychain: keychain)
+        lossy.play([.networkError, .unavailable], to: .saves)
+        await requireError(.server) { _ = try await offline.engine.recover(with: try RecoveryCodeKEK(code: code)) }
+        _ = try await offline.engine.recover(with: try RecoveryCodeKEK(code: code))
+        let stored = try await Self.storedKekIDs(laptop)
+        #expect(!stored.contains(dead), "the dead entry is dropped: \(stored)")
+        #expect(stored.count == 3, "the laptop, the recovery code and the phone's new key: \(stored)")
     }
 
     @Test func aPhoneThatCreatesTheVaultWritesTheSelfECDHEntry() async throws {
