@@ -811,11 +811,12 @@ public actor VaultSyncEngine {
             "\(failed) wrong codes: this pairing request is void and nothing was stored; \(advice), then start pairing again")
     }
 
-    /// Opens the server's vault with a recovery key (recovery code, passphrase) on a device whose key is missing or was invalidated, enrolls a fresh device key, drops this device's dead entry, and saves.
+    /// Recovers this device with a recovery key (recovery code, passphrase) after its device key went missing or died.
     ///
-    /// Edits this device made before its key died are kept: they are merged with the server's content (asking the
-    /// app on conflicts, as `sync` does) and saved with the new key. A recovery that fails can be called again: one
-    /// that failed before the new key was made (a wrong code, no network, a conflict left open) leaves this device
+    /// It opens the server's vault with that key, enrolls a fresh device key, drops this device's dead entry, and
+    /// saves. Edits this device made before its key died are kept: they are merged with the server's content (asking
+    /// the app on conflicts, as `sync` does) and saved with the new key. A recovery that fails can be called again:
+    /// one that failed before the new key was made (a wrong code, no network, a conflict left open) leaves this device
     /// with the key it had, and one whose save failed still drops the dead entry when retried.
     /// - Throws: `SyncError` `.noAccess` when the key does not open the vault, `.unresolvedConflict` when edits
     ///   conflict and no handler decides, and the others `sync` throws.

@@ -15,7 +15,7 @@ import VaultEnvelope
 ///   https://developer.apple.com/documentation/localauthentication/lacontext/evaluatedpolicydomainstate) changed or
 ///   is gone. A cancelled prompt is `.authenticationCanceled`; a locked device or no UI is `.notNow`; anything else
 ///   is `.localStorage`. None of those touches the key or offers recovery.
-/// - One operation of the engine (a sync, a pairing confirmation, a recovery) uses one key and so one
+/// - One operation of the engine (a sync, a pairing request or confirmation, a recovery) uses one key and so one
 ///   authentication: at most one Face ID prompt, none when the key is not needed. The next operation authenticates
 ///   anew.
 /// - Inside `withoutPrompts` (a background task) no prompt is ever attempted: what needs the key ends with `.notNow`,
