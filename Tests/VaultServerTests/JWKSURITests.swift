@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultServer
 import VaultTestSupport
 
 /// A `--dev` server whose `/dev-oidc/` issuer plays the remote IdP: its JWKS URL, its tokens, and its
@@ -55,7 +56,9 @@ struct JWKSURITests {
                         "allowed_azp": ["oem-a"],
                     ]
                 ]
-            ]))
+            ]),
+            // Frozen: the minute between fetches is counted on this clock alone, however slowly the machine runs.
+            clock: ManualClock(start: SystemClock().now()))
         func mint(_ token: String) async throws -> Int {
             try await server.send("POST", "/wallet-session-token.ashx", headers: ["Authorization": "Bearer \(token)"]).status
         }

@@ -2,22 +2,32 @@ import Synchronization
 import VaultCore
 import VaultServer
 
-/// A server clock that moves only when the test says: token expiry and rate-limit windows without sleeping.
+/// A server clock that moves when the test says: token expiry and rate-limit windows without sleeping.
 public final class ManualClock: ServerClock {
-    private let milliseconds: Mutex<Int64>
+    /// The time read when nothing was added, or nil when it follows the wall clock.
+    private let frozenAt: Int64?
+    /// What `advance` added.
+    private let offset = Mutex<Int64>(0)
 
-    /// A clock that reads `start` until it is moved; by default the wall clock's time now, so that tokens signed
-    /// for the present are valid.
-    public init(start: UTCTimestamp = SystemClock().now()) {
-        milliseconds = Mutex(start.millisecondsSinceEpoch)
+    /// A clock that reads `start` until it is moved.
+    public init(start: UTCTimestamp) {
+        frozenAt = start.millisecondsSinceEpoch
+    }
+
+    /// A clock that reads the wall clock plus what `advance` added, so that tokens a test signs for the present stay
+    /// valid however long a loaded machine takes between the server's creation and a device's first request (a
+    /// clock frozen at creation refused them as issued in the future once that passed a minute).
+    public init() {
+        frozenAt = nil
     }
 
     public func now() -> UTCTimestamp {
-        UTCTimestamp(millisecondsSinceEpoch: milliseconds.withLock { $0 })
+        let base = frozenAt ?? SystemClock().now().millisecondsSinceEpoch
+        return UTCTimestamp(millisecondsSinceEpoch: base + offset.withLock { $0 })
     }
 
     /// Moves the clock forward by `seconds`.
     public func advance(seconds: Double) {
-        milliseconds.withLock { $0 += Int64((seconds * 1000).rounded()) }
+        offset.withLock { $0 += Int64((seconds * 1000).rounded()) }
     }
 }
