@@ -484,7 +484,10 @@ public actor VaultSyncEngine {
         let enrolledAlready = state.entries.contains { $0.kekID == device.kekID }
         // Keys of this device that died and were replaced by a pairing request (seed §7): their entries go in this save.
         let dead = store.deadDeviceKeyIDs().filter { $0 != device.kekID }
-        guard !enrolledAlready || state.entries.contains(where: { dead.contains($0.kekID) }) else {
+        // The pairing entry was this same key's public half; its own entry replaces it (no one lost access). A member
+        // approved again (one that must confirm again) has both until this save drops the pairing entry.
+        let leaving = device.pairingKekID == device.kekID ? dead : dead + [device.pairingKekID]
+        guard !enrolledAlready || state.entries.contains(where: { leaving.contains($0.kekID) }) else {
             // The save that enrolled this key dropped the dead entries with it: their record has no use left.
             if !dead.isEmpty { try store.forgetDeadDeviceKeyIDs() }
             return nil
@@ -493,8 +496,7 @@ public actor VaultSyncEngine {
         if !enrolledAlready {
             enrolled = try await envelopeCall { [enrolled] in try await sealer.enroll(device, label: deviceLabel, in: enrolled) }
         }
-        // The pairing entry was this same key's public half; its own entry replaces it (no one lost access).
-        return try droppingEntries(of: device.pairingKekID == device.kekID ? dead : dead + [device.pairingKekID], from: enrolled)
+        return try droppingEntries(of: leaving, from: enrolled)
     }
 
     /// Saves this device's own entry into the synced version, which the server still holds, when it lacks it (a
@@ -825,6 +827,9 @@ public actor VaultSyncEngine {
             let (remote, snapshot) = try await loadRemote(after: nil)
             guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
             let opened = try await open(snapshot.blob, keys: [recoveryKey])
+            // This device now belongs to the vault it recovered: a create of its own whose outcome it never learnt
+            // is given up, as after a pairing.
+            try store.clearPendingCreate()
             let cloud = try decode(opened.plaintext)
             let working = try readWorking()
             var document = cloud

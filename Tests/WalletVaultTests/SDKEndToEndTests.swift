@@ -392,6 +392,21 @@ struct SDKEndToEndTests {
         #expect(try await a.engine.sync() == .upToDate(version: try #require(await b.engine.status().syncedVersion)))
     }
 
+    /// The same when the device joins by recovering with another device's recovery code: its next sync is up to
+    /// date, not `.tampered` on the pending create as before.
+    @Test func recoveringAnotherVaultGivesUpAPendingCreate() async throws {
+        let (server, user, _, a) = try await deviceWhoseCreateFailed(saves: [.networkError, .networkError])
+        let code = RecoveryCode.generate()
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await b.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: code), "Recovery code")])
+        guard case .restored(let version) = try await a.engine.recover(with: try RecoveryCodeKEK(code: code)) else {
+            Issue.record("the recovery did not restore B's vault")
+            return
+        }
+        #expect(try LocalVaultStore(directory: a.directory).pendingCreate() == nil, "the pending create is still kept")
+        #expect(try await a.engine.sync() == .upToDate(version: version))
+    }
+
     /// A device on a fresh server whose create fails: its saves get `saves`, and both attempts at the load that would
     /// check what the server stored fail too, so the create stays pending on the device.
     func deviceWhoseCreateFailed(saves: [ScriptedAnswers.Outcome]) async throws

@@ -34,6 +34,25 @@ struct TwinEntryTests {
         #expect(after.count == 1, "\(after)")
     }
 
+    /// The phone's next sync after such an approval drops the pairing entry again (its own entry stands for the same
+    /// key), so the device list shows it once. Before, a device enrolled already kept the pairing entry for good.
+    @Test func theApprovedMembersNextSyncDropsThePairingEntryToItsOwnKey() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let laptop = try SimulatedDevice(server: server, user: user, label: "Laptop")
+        let phone = try SimulatedDevice(server: server, user: user, label: "iPhone", keychain: FakeKeychain())
+        _ = try await laptop.engine.createVault()
+        _ = try await laptop.engine.pairAndConfirm(phone.engine)
+        let request = try await phone.engine.pairingRequest()
+        _ = try await laptop.engine.approve(request)
+        let pairingKekID = PublicKeyRecipient(request.publicKey).kekID
+        #expect(try await Self.storedKekIDs(laptop).contains(pairingKekID))
+        _ = try await phone.engine.sync()
+        let after = try await Self.storedKekIDs(laptop)
+        #expect(!after.contains(pairingKekID), "the pairing entry to the phone's own key stayed: \(after)")
+        #expect(after.contains(Base64URL.encode(request.publicKey.rawRepresentation)) && after.count == 2, "\(after)")
+    }
+
     static func storedKekIDs(_ device: SimulatedDevice) async throws -> [String] {
         guard case .blob(let stored) = try await device.backup.load() else { return [] }
         return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
