@@ -625,7 +625,9 @@ class VaultSyncEngine(
 
     /** The §11.4 comparison with the cap on wrong codes ([confirmPairing]). */
     private suspend fun checkCode(via: VaultOpener, opened: OpenedVault, code: String, pairing: DeviceKek?) {
-        val kekId = opened.kekId
+        // Counted per pairing request, whichever of this device's entries the blob was read through: a server serving
+        // blobs for the pairing key and for the device key in turn must not start the count over at each switch.
+        val kekId = pairing?.kekId ?: opened.kekId
         try {
             envelopeCall { via.confirmPairing(opened, VAULT_ID, code) }
         } catch (e: SyncException) {
@@ -634,7 +636,7 @@ class VaultSyncEngine(
             // A member confirming again (something synced or pinned) keeps its key, as in Swift: counted, never voided.
             val member = store.syncedBlob() != null || store.record().syncedVersion != null ||
                 runCatching { store.anchors.anchor(VAULT_ID) }.getOrNull() != null
-            if (wrong < MAX_WRONG_CODES || member || pairing == null || pairing.kekId != kekId) {
+            if (wrong < MAX_WRONG_CODES || member || pairing == null) {
                 store.saveWrongConfirmationCodes(kekId, wrong)
                 throw SyncException(SyncException.Code.CONFIRMATION_MISMATCH, "the code typed is not the one computed from the vault the server " +
                     "sent; nothing was stored. If it was typed as shown, $REVOKE_ADVICE" +
