@@ -378,13 +378,20 @@ public actor VaultSyncEngine {
         do throws(SyncError) {
             return try await body()
         } catch {
-            guard case .rateLimited(let seconds)? = error.backupError else { throw error }
-            let next = UTCTimestamp(millisecondsSinceEpoch: clock.now().millisecondsSinceEpoch + Int64(seconds) * 1000)
-            var record = store.syncRecord()
-            record.nextAttemptAt = next.millisecondsSinceEpoch
-            try store.save(record)
+            guard let next = try recordedRateLimit(error) else { throw error }
             return .rateLimited(nextAttempt: next)
         }
+    }
+
+    /// The next allowed save's time, recorded, when `error` is the server's hourly cap; nil for any other failure.
+    /// - Throws: `SyncError` `.localStorage` when the record cannot be written.
+    private func recordedRateLimit(_ error: SyncError) throws(SyncError) -> UTCTimestamp? {
+        guard case .rateLimited(let seconds)? = error.backupError else { return nil }
+        let next = UTCTimestamp(millisecondsSinceEpoch: clock.now().millisecondsSinceEpoch + Int64(seconds) * 1000)
+        var record = store.syncRecord()
+        record.nextAttemptAt = next.millisecondsSinceEpoch
+        try store.save(record)
+        return next
     }
 
     /// One round; nil when a racing save (409) asks for another.
@@ -593,11 +600,12 @@ public actor VaultSyncEngine {
     /// the anti-rollback counter's, and its items are written over the current document as new changes (items it
     /// lacks are deleted), so every device takes the restore as the newest content. The save names the current
     /// version (`If-Match`): a device that saved meanwhile makes this fail rather than be overwritten.
-    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
+    /// A save the server's hourly cap refuses throws `.server` with `BackupError.rateLimited`, the next allowed attempt
+    /// recorded (`status().nextAttemptAt`) as a sync records it; the operation is not made later by itself.
     /// - Throws: `SyncError` `.server` with `.notFound` for a version not kept, `.conflict` for a racing save;
     ///   `.noAccess` when this device's key has no entry in that version; `.tampered`, and what `sync` throws.
     public func restoreVersion(_ syncID: String) async throws(SyncError) -> SyncReport {
-        try await exclusivelyReportingRateLimit { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyRecordingRateLimit { () async throws(SyncError) -> SyncReport in
             _ = try await syncNow()
             let working = try readWorking()
             guard let current = store.syncRecord().syncedVersion, let document = working.document else {
@@ -705,10 +713,11 @@ public actor VaultSyncEngine {
     ///
     /// A device that is already a member (one that has to confirm the vault again, as after the upgrade to anchored
     /// blobs, FORMAT.md §11.7) keeps its entry: approving it only saves, and `confirmationCode(for:)` is its code.
-    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
+    /// A save the server's hourly cap refuses throws `.server` with `BackupError.rateLimited`, the next allowed attempt
+    /// recorded (`status().nextAttemptAt`) as a sync records it; the operation is not made later by itself.
     /// - Throws: `SyncError` as `sync` does.
     public func approve(_ request: PairingRequest) async throws(SyncError) -> SyncReport {
-        try await exclusivelyReportingRateLimit { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyRecordingRateLimit { () async throws(SyncError) -> SyncReport in
             try await changeRecipients { (state) async throws(SyncError) -> VaultState in
                 guard !state.entries.contains(where: { $0.kekID == request.recipient.kekID }) else { return state }
                 return try await envelopeCall { try await sealer.enroll(request.recipient, label: request.label, in: state) }
@@ -823,7 +832,7 @@ public actor VaultSyncEngine {
     /// - Throws: `SyncError` `.noAccess` when the key does not open the vault, `.unresolvedConflict` when edits
     ///   conflict and no handler decides, and the others `sync` throws.
     public func recover(with recoveryKey: any KeyEncryptionKey) async throws(SyncError) -> SyncReport {
-        try await exclusively { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyRecordingRateLimit { () async throws(SyncError) -> SyncReport in
             let (remote, snapshot) = try await loadRemote(after: nil)
             guard case .changed(let version) = remote, let snapshot else { throw SyncError(.noVault, "nothing stored on the server") }
             let opened = try await open(snapshot.blob, keys: [recoveryKey])
@@ -857,7 +866,8 @@ public actor VaultSyncEngine {
     ///
     /// With `newRecoveryPaths` every recovery-code and passphrase entry is replaced by those in the same save: a
     /// revoked device that ever saw the old code (or passphrase) could otherwise still open every later version.
-    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
+    /// A save the server's hourly cap refuses throws `.server` with `BackupError.rateLimited`, the next allowed attempt
+    /// recorded (`status().nextAttemptAt`) as a sync records it; the operation is not made later by itself.
     /// - Throws: `SyncError` `.invalidInput` for an unknown or last entry, and the others `sync` throws.
     public func revoke(
         kekID: String, additionalKeys: [any KeyWrapping] = [], newRecoveryPaths: [(key: any KeyWrapping, label: String)]? = nil
@@ -868,7 +878,8 @@ public actor VaultSyncEngine {
     /// Replaces every recovery-code and passphrase entry by `newPaths` and rotates the DEK and the vault secret, so
     /// that whoever knew an old code or passphrase opens nothing saved from now on.
     ///
-    /// A save the server's hourly cap refuses is reported as `.rateLimited` (its time recorded), as `sync` reports it.
+    /// A save the server's hourly cap refuses throws `.server` with `BackupError.rateLimited`, the next allowed attempt
+    /// recorded (`status().nextAttemptAt`) as a sync records it; the operation is not made later by itself.
     /// - Throws: `SyncError` `.invalidInput` when `newPaths` is empty (revoke a path with `revoke(kekID:)`), and the
     ///   others `sync` throws.
     public func replaceRecoveryPaths(with newPaths: [(key: any KeyWrapping, label: String)]) async throws(SyncError) -> SyncReport {
@@ -881,7 +892,7 @@ public actor VaultSyncEngine {
     private func rotate(
         removing kekIDs: [String], additionalKeys: [any KeyWrapping], newRecoveryPaths: [(key: any KeyWrapping, label: String)]?
     ) async throws(SyncError) -> SyncReport {
-        try await exclusivelyReportingRateLimit { () async throws(SyncError) -> SyncReport in
+        try await exclusivelyRecordingRateLimit { () async throws(SyncError) -> SyncReport in
             _ = try await syncNow()
             let working = try readWorking()
             guard let version = store.syncRecord().syncedVersion, let document = working.document else {
@@ -976,7 +987,7 @@ public actor VaultSyncEngine {
     ///   `.localStorage` when the Keychain refuses, and what `sync` throws.
     public func enableSyncedRecoveryKey() async throws(SyncError) -> SyncReport {
         guard let syncedRecoveryKey else { throw SyncError(.invalidInput, "this engine was made without a syncedRecoveryKey store") }
-        return try await exclusively { () async throws(SyncError) -> SyncReport in
+        return try await exclusivelyRecordingRateLimit { () async throws(SyncError) -> SyncReport in
             try await changeRecipients { (state) async throws(SyncError) -> VaultState in
                 if let held = try syncedRecoveryKey.storedKEK(), state.entries.contains(where: { $0.kekID == held.kekID }) { return state }
                 let kek = try syncedRecoveryKey.createKEK()
@@ -1042,9 +1053,19 @@ public actor VaultSyncEngine {
         return try await body()
     }
 
-    /// `exclusively` for an operation whose own save may meet the server's hourly cap (`reportingRateLimit`).
-    private func exclusivelyReportingRateLimit(_ body: () async throws(SyncError) -> SyncReport) async throws(SyncError) -> SyncReport {
-        try await exclusively { () async throws(SyncError) -> SyncReport in try await reportingRateLimit(body) }
+    /// `exclusively` for an operation whose own save may meet the server's hourly cap: the time the server allows the
+    /// next save is recorded (as a sync records it) before the error is thrown on. Unlike a sync's edits, such an
+    /// operation (a revoke, an approval) is not saved later by itself: it must be called again, so it is no
+    /// `.rateLimited` report, which says that nothing was lost.
+    private func exclusivelyRecordingRateLimit(_ body: () async throws(SyncError) -> SyncReport) async throws(SyncError) -> SyncReport {
+        try await exclusively { () async throws(SyncError) -> SyncReport in
+            do throws(SyncError) {
+                return try await body()
+            } catch {
+                _ = try recordedRateLimit(error)
+                throw error
+            }
+        }
     }
 
     private func readWorking() throws(SyncError) -> WorkingRead {

@@ -107,7 +107,10 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unauthorized:
             return CLIError(.notAuthorized, "\(context): the server refused the login: run `walletvault login` again")
         case .rateLimited(let seconds):
-            return CLIError(.rateLimited, "\(context): too many saves this hour; try again in \(seconds) s (changes are kept here)")
+            // A sync's edits wait on this device; a revoke, an approval or a restore is not made later by itself.
+            return CLIError(
+                .rateLimited,
+                "\(context): too many saves this hour; edits are kept here, and this command must be run again in \(seconds) s")
         case .notFound:
             return CLIError(.vaultState, "\(context): no vault is stored for this account: run `walletvault init`")
         case .conflict:

@@ -322,7 +322,8 @@ class VaultSyncEngine(
     /**
      * [body]'s result; when its save met the server's hourly cap, the time the server allows the next save is
      * recorded (as [reportingRateLimit] records it) before the [SyncException] `SERVER` with [BackupError.RateLimited]
-     * is thrown on: for an operation whose result has no rate-limited form (an approval's confirmation code).
+     * is thrown on: for an operation that, unlike a sync's edits, is not saved later by itself (a revoke, an approval,
+     * a recovery), so that it is no [SyncReport.RateLimited], which says nothing was lost.
      */
     private suspend fun <T> recordingRateLimit(body: suspend () -> T): T {
         try {
@@ -696,7 +697,9 @@ class VaultSyncEngine(
     /** As [recover], with the vault's passphrase entry: Argon2id runs (on the I/O dispatcher) with the entry's checked costs. */
     suspend fun recover(passphrase: String): SyncReport = recover { envelope -> PassphraseKek.unlock(passphrase, envelope) }
 
-    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusive {
+    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusive { recordingRateLimit { recoverLocked(keyFor) } }
+
+    private suspend fun recoverLocked(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport {
         val dead = deviceKeys.lastKekId()
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
@@ -717,7 +720,7 @@ class VaultSyncEngine(
         if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state, rotatingSecret = false) }
         state = envelopeCall { sealer.enroll(device, deviceLabel, state) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(device, recoveryKey), allowingPrompts = true) }
-        SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start))
+        return SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start))
     }
 
     /**
@@ -727,10 +730,11 @@ class VaultSyncEngine(
      * removed and the new ones enrolled, in the same single save that rotates the DEK and the vault secret: a revoked
      * device that ever saw the old code or passphrase would otherwise open every later version with it.
      * Throws [SyncException] `INVALID_INPUT` for an unknown or last entry, and the others [sync] throws; a save
-     * refused by the server's hourly cap is [SyncReport.RateLimited], as a sync reports it.
+     * refused by the server's hourly cap is `SERVER` with [BackupError.RateLimited], the next allowed attempt recorded
+     * as a sync records it (the revoke is not made later by itself: call it again then).
      */
     suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList(), newRecoveryPaths: List<Recipient>? = null): SyncReport =
-        exclusive { reportingRateLimit { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) } }
+        exclusive { recordingRateLimit { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) } }
 
     /**
      * Replaces every recovery-code and passphrase entry by [newPaths] and rotates the DEK and the vault secret in one
@@ -740,7 +744,7 @@ class VaultSyncEngine(
      */
     suspend fun replaceRecoveryPaths(newPaths: List<Recipient>): SyncReport {
         if (newPaths.isEmpty()) throw SyncException(SyncException.Code.INVALID_INPUT, "give at least one new recovery path")
-        return exclusive { reportingRateLimit { rotateLocked(emptyList(), emptyList(), newPaths) } }
+        return exclusive { recordingRateLimit { rotateLocked(emptyList(), emptyList(), newPaths) } }
     }
 
     /** Drops [kekIds] (and, given [newRecoveryPaths], every recovery path, then enrolls the new ones), then rotates the DEK and the vault secret in one save. */

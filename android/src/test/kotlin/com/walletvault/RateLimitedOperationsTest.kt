@@ -6,22 +6,22 @@ import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
 
 /**
- * An operation that saves (approving a device, revoking one, restoring a kept version) and meets the server's hourly
- * cap records the next allowed attempt as a sync does, and reports the cap as its result allows: a revoke as
- * [SyncReport.RateLimited], an approval and a restore (whose results have no such form) as `SERVER` with
- * [BackupError.RateLimited]. Before, none recorded the time (the Swift SDK's
- * anOperationThatSavesReportsTheRateLimitAsASyncDoes).
+ * An operation that saves (approving a device, revoking one, restoring a kept version, recovering) and meets the
+ * server's hourly cap records the next allowed attempt as a sync does, and fails with `SERVER` and
+ * [BackupError.RateLimited]: unlike a sync's edits it is not saved later by itself, so it is no
+ * [SyncReport.RateLimited]. Before, none recorded the time (the Swift SDK's anOperationThatSavesRecordsTheRateLimitAndFails).
  */
 class RateLimitedOperationsTest {
     private val server = FakeServer()
     private val clock = FakeClock()
 
     @ParameterizedTest
-    @ValueSource(strings = ["approve", "revoke", "restoreVersion"])
+    @ValueSource(strings = ["approve", "revoke", "restoreVersion", "recover"])
     fun anOperationThatSavesRecordsTheRateLimitAsASyncDoes(operation: String) {
         val laptop = TestProfile(clock, server)
         val phone = TestProfile(clock, server)
-        val created = runSuspending { laptop.engine.createVault() }
+        val code = RecoveryCode.generate()
+        val created = runSuspending { laptop.engine.createVault(listOf(Recipient(RecoveryCodeKek(code), "Recovery code"))) }
         laptop.set("x", "1")
         laptop.sync()
         val approved = runSuspending { laptop.engine.approve(PairingRequest.parse(phone.engine.pairingRequest().encoded)) }
@@ -35,20 +35,15 @@ class RateLimitedOperationsTest {
                 when (operation) {
                     "approve" -> laptop.engine.approve(request)
                     "revoke" -> laptop.engine.revoke(phoneKekId)
+                    "recover" -> laptop.engine.recover(RecoveryCodeKek(code))
                     else -> laptop.engine.restoreVersion(created.version!!)
                 }
             }
         }
         server.rateLimitSaves = true
         val expected = clock.now + 120_000L
-        if (operation == "revoke") {
-            val report = run()
-            assertTrue(report is SyncReport.RateLimited, report.toString())
-            assertEquals(expected, (report as SyncReport.RateLimited).nextAttemptAt)
-        } else {
-            val e = expectSyncFailure(SyncException.Code.SERVER) { run() }
-            assertTrue(e.backupError is BackupError.RateLimited, e.toString())
-        }
+        val e = expectSyncFailure(SyncException.Code.SERVER) { run() }
+        assertTrue(e.backupError is BackupError.RateLimited, e.toString())
         assertEquals(expected, laptop.engine.status().nextAttemptAt, "the next allowed attempt was not recorded")
         server.rateLimitSaves = false
         val report = run()
