@@ -902,10 +902,15 @@ public actor VaultSyncEngine {
             // The iCloud Keychain key is no code or passphrase a revoked device saw: it is revoked by its own kek_id.
             let replaced =
                 newRecoveryPaths == nil ? [] : try devices().filter { $0.isRecoveryPath && !$0.isSyncedRecoveryKey }.map(\.kekID)
-            // A key's other entries go with it: a Secure Enclave phone approved again while a member holds its
+            // A device's other entries go with it: a Secure Enclave phone approved again while a member holds its
             // self-ECDH entry and a pairing entry to the same key's public half, and either opens later versions.
-            let revokedKeys = Set(remaining.entries.filter { kekIDs.contains($0.kekID) }.compactMap(\.p256RecipientKey))
-            let sameKeys = remaining.entries.filter { $0.p256RecipientKey.map(revokedKeys.contains) == true }.map(\.kekID)
+            // Only from the entry its holder wrote: anyone can show a pairing request with another phone's public key,
+            // so revoking a public-key entry must not shut out the member whose own entry holds that key.
+            let revokedKeys = Set(
+                remaining.entries.filter { kekIDs.contains($0.kekID) && $0.algorithm != .ecdhESA256KW }.compactMap(\.p256RecipientKey))
+            let sameKeys = remaining.entries.filter {
+                $0.algorithm == .ecdhESA256KW && $0.p256RecipientKey.map(revokedKeys.contains) == true
+            }.map(\.kekID)
             do throws(VaultEnvelopeError) {
                 for kekID in kekIDs + (sameKeys + replaced).filter({ !kekIDs.contains($0) }) {
                     remaining = try sealer.revoke(kekID: kekID, in: remaining)

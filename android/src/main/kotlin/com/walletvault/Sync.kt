@@ -756,10 +756,12 @@ class VaultSyncEngine(
         val working = start.document ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing synced to revoke from")
         var remaining = openSynced()
         val replaced = if (newRecoveryPaths == null) emptyList() else devices().filter { it.isRecoveryPath }.map { it.kekId }
-        // A key's other entries go with it: an iPhone approved again while a member holds its self-ECDH entry and an
-        // ECDH-ES entry to the same key's public half, and either opens later versions for it (as in Swift).
-        val revokedKeys = remaining.entries.filter { it.kekId in kekIds }.mapNotNull { it.p256RecipientKey }.toSet()
-        val sameKeys = remaining.entries.filter { it.p256RecipientKey in revokedKeys }.map { it.kekId }
+        // A device's other entries go with it: an iPhone approved again while a member holds its self-ECDH entry and an
+        // ECDH-ES entry to the same key's public half, and either opens later versions for it (as in Swift). Only from
+        // the entry its holder wrote: anyone can show a pairing request with another phone's public key, so revoking a
+        // public-key entry must not shut out the member whose own entry holds that key.
+        val revokedKeys = remaining.entries.filter { it.kekId in kekIds && it.scheme !is Scheme.EcdhEsA256kw }.mapNotNull { it.p256RecipientKey }.toSet()
+        val sameKeys = remaining.entries.filter { it.scheme is Scheme.EcdhEsA256kw && it.p256RecipientKey in revokedKeys }.map { it.kekId }
         try {
             for (id in kekIds + (sameKeys + replaced).filter { it !in kekIds }.distinct()) remaining = sealer.revoke(id, remaining)
         } catch (e: VaultException) {

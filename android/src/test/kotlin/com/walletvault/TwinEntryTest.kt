@@ -9,8 +9,9 @@ import org.junit.jupiter.params.provider.ValueSource
 /**
  * A phone whose key is a self-ECDH P-256 key (an iPhone's Secure Enclave key, as the Swift SDK enrolls it) approved
  * again while a member holds two entries for one key: its self-ECDH entry and an ECDH-ES entry to the same key's
- * public half. Revoking it by either must remove both, or the revoked phone still opens every later version through
- * the other (the Swift SDK's TwinEntryTests; security review, finding 1).
+ * public half. Revoking it by its own entry must remove both, or the revoked phone still opens every later version
+ * through the other (the Swift SDK's TwinEntryTests; security review, finding 1); revoking the public-key entry does
+ * not widen to the phone's own entry, which leaves as a skipped entry, as in any rotation by another device.
  */
 class TwinEntryTest {
     private val server = FakeServer()
@@ -40,11 +41,15 @@ class TwinEntryTest {
         val twinKekId = PublicKeyRecipient(twin).kekId
         val before = storedKekIds()
         assertTrue(before.contains(phoneKey.kekId) && before.contains(twinKekId), "the scenario needs both entries: $before")
-        runSuspending { laptop.engine.revoke(if (byPublicKeyEntry) twinKekId else phoneKey.kekId) }
+        val report = runSuspending { laptop.engine.revoke(if (byPublicKeyEntry) twinKekId else phoneKey.kekId) } as SyncReport.Rotated
         val after = storedKekIds()
-        assertFalse(after.contains(phoneKey.kekId), "the phone's self-ECDH entry survived its revocation")
-        assertFalse(after.contains(twinKekId), "the ECDH-ES entry to the phone's key survived its revocation")
+        assertFalse(after.contains(twinKekId), "the ECDH-ES entry to the phone's key survived the revocation")
+        assertFalse(after.contains(phoneKey.kekId), "the phone's self-ECDH entry survived the revocation")
         assertEquals(1, after.size, after.toString())
+        // Revoked by its public-key entry (which anyone can ask for with the phone's public key), the phone's own entry
+        // is not removed as its twin: it leaves as every self-ECDH entry does in another device's rotation, named among
+        // the skipped (its holder must wrap), so the user is told the phone must pair again.
+        assertEquals(if (byPublicKeyEntry) listOf(phoneKey.kekId) else emptyList<String>(), report.skipped.map { it.kekId })
     }
 
     private fun storedKekIds(): List<String> = VaultEnvelope.parse(server.current!!.blob).entries.map { it.kekId }
