@@ -491,9 +491,7 @@ public actor VaultSyncEngine {
         let enrolledAlready = state.entries.contains { $0.kekID == device.kekID }
         // Keys of this device that died and were replaced by a pairing request (seed §7): their entries go in this save.
         let dead = store.deadDeviceKeyIDs().filter { $0 != device.kekID }
-        // The pairing entry was this same key's public half; its own entry replaces it (no one lost access). A member
-        // approved again (one that must confirm again) has both until this save drops the pairing entry.
-        let leaving = device.pairingKekID == device.kekID ? dead : dead + [device.pairingKekID]
+        let leaving = entriesLeavingAtEnrolment(of: device)
         guard !enrolledAlready || state.entries.contains(where: { leaving.contains($0.kekID) }) else {
             // The save that enrolled this key dropped the dead entries with it: their record has no use left.
             if !dead.isEmpty { try store.forgetDeadDeviceKeyIDs() }
@@ -506,8 +504,16 @@ public actor VaultSyncEngine {
         return try droppingEntries(of: leaving, from: enrolled)
     }
 
-    /// Saves this device's own entry into the synced version, which the server still holds, when it lacks it (a
-    /// restore whose enrolment save failed); nil when there is nothing to save.
+    /// The entries this device's enrolment drops: those of its keys that died and were replaced (seed §7), and the
+    /// pairing entry to its own key's public half, which its own entry replaces (no one loses access); a member
+    /// approved again (one that must confirm again) has both until that save.
+    private func entriesLeavingAtEnrolment(of device: any DeviceKey) -> [String] {
+        let dead = store.deadDeviceKeyIDs().filter { $0 != device.kekID }
+        return device.pairingKekID == device.kekID ? dead : dead + [device.pairingKekID]
+    }
+
+    /// Saves this device's own entry into the synced version, which the server still holds, when it lacks it or still
+    /// holds an entry the enrolment drops (a restore whose enrolment save failed); nil when there is nothing to save.
     ///
     /// The synced blob's entry list is read without opening it, so an up-to-date sync of an enrolled device decrypts
     /// nothing. While the server's hourly cap holds saves back the enrolment waits, as an edit does.
@@ -519,7 +525,11 @@ public actor VaultSyncEngine {
             enrolmentFound?.version != version || enrolmentFound?.kekID != device.kekID,
             let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) })
         else { return nil }
-        guard !synced.entries.contains(where: { $0.kekID == device.kekID }) else {
+        let leaving = entriesLeavingAtEnrolment(of: device)
+        guard
+            !synced.entries.contains(where: { $0.kekID == device.kekID })
+                || synced.entries.contains(where: { leaving.contains($0.kekID) })
+        else {
             enrolmentFound = (version, device.kekID)
             return nil
         }

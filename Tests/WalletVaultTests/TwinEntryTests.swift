@@ -62,6 +62,31 @@ struct TwinEntryTests {
         #expect(after.contains(Base64URL.encode(request.publicKey.rawRepresentation)) && after.count == 2, "\(after)")
     }
 
+    /// When the save of that restore fails, the next sync drops the pairing entry although the phone is up to date;
+    /// before, an up-to-date sync of an enrolled phone saved nothing, and the entry stayed until its next edit.
+    @Test func anUpToDateSyncDropsThePairingEntryWhoseSaveFailed() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let laptop = try SimulatedDevice(server: server, user: user, label: "Laptop")
+        let phone = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "iPhone", directory: nil, transport: lossy, conflictHandler: nil,
+            keychain: FakeKeychain())
+        _ = try await laptop.engine.createVault()
+        _ = try await laptop.engine.pairAndConfirm(phone.engine)
+        let request = try await phone.engine.pairingRequest()
+        _ = try await laptop.engine.approve(request)
+        let pairingKekID = PublicKeyRecipient(request.publicKey).kekID
+        lossy.play([.networkError, .networkError], to: .saves)
+        await #expect(throws: SyncError.self) { _ = try await phone.engine.sync() }
+        #expect(try await Self.storedKekIDs(laptop).contains(pairingKekID), "the failed save was stored")
+        guard case .pushed = try await phone.engine.sync() else {
+            Issue.record("the up-to-date sync saved nothing")
+            return
+        }
+        #expect(!(try await Self.storedKekIDs(laptop).contains(pairingKekID)))
+    }
+
     static func storedKekIDs(_ device: SimulatedDevice) async throws -> [String] {
         guard case .blob(let stored) = try await device.backup.load() else { return [] }
         return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
