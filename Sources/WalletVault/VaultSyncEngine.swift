@@ -692,19 +692,31 @@ public actor VaultSyncEngine {
         }
     }
 
-    /// Throws `.keyInvalidated` when `device` no longer opens its own entry in the synced copy. A key without one there
-    /// (a device not yet a member) is taken as it is: trying it would prompt at every request shown.
+    /// Throws `.keyInvalidated` when `device` no longer opens its entry in the synced copy: its own, or the pairing
+    /// entry to its public half (a phone whose enrolment save failed is a member through that one only). A key without
+    /// either there (a device not yet a member) is taken as it is: trying it would prompt at every request shown.
     private func requireWorking(_ device: any DeviceKey) async throws(SyncError) {
-        guard let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }),
-            let entry = synced.entries.first(where: { $0.kekID == device.kekID })
-        else { return }
-        _ = try await envelopeCall { try await device.unwrap(entry) }
+        guard let synced = store.syncedBlob().flatMap({ try? VaultEnvelope(parsing: $0) }) else { return }
+        for key in device.unwrappingKeys {
+            guard let entry = synced.entries.first(where: { $0.kekID == key.kekID }) else { continue }
+            _ = try await envelopeCall { try await key.unwrap(entry) }
+            return
+        }
     }
 
     /// A new key in place of this device's dead one, whose `kek_id` is recorded first: the new key's overwrites the
     /// profile's, and the save that drops the dead entry may come only at a later attempt.
     private func replacingDeadDeviceKey() throws(SyncError) -> any DeviceKey {
-        if let dead = keys.lastDeviceKeyID() { try store.rememberDeadDeviceKeyID(dead) }
+        if let dead = keys.lastDeviceKeyID() {
+            try store.rememberDeadDeviceKeyID(dead)
+            // A self-ECDH key's kek_id spells its public key: the pairing entry to that key (a phone whose enrolment
+            // save failed reads through it) dies with it, and would otherwise be re-wrapped at every rotation.
+            if let raw = Base64URL.decode(dead), raw.count == 64,
+                let publicKey = try? P256.KeyAgreement.PublicKey(rawRepresentation: raw)
+            {
+                try store.rememberDeadDeviceKeyID(PublicKeyRecipient(publicKey).kekID)
+            }
+        }
         return try keys.newDeviceKey()
     }
 

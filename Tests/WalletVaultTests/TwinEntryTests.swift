@@ -87,6 +87,40 @@ struct TwinEntryTests {
         #expect(!(try await Self.storedKekIDs(laptop).contains(pairingKekID)))
     }
 
+    /// A phone that is a member only through its pairing entry (the save enrolling its own entry failed) and whose key
+    /// then died in place pairs again with a new key. Before, the pairing request tried only the phone's own entry,
+    /// found none, and handed out the dead key again: the approver found it enrolled already, and confirming failed
+    /// with `.keyInvalidated`, at every attempt (diff review finding 4).
+    @Test func aPhoneMemberOnlyThroughItsPairingEntryWhoseKeyDiedPairsAgainWithANewKey() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let lossy = ScriptedAnswers(server.transport())
+        let keychain = FakeKeychain()
+        let laptop = try SimulatedDevice(server: server, user: user, label: "Laptop")
+        let phone = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "iPhone", directory: nil, transport: lossy, conflictHandler: nil,
+            keychain: keychain)
+        _ = try await laptop.engine.createVault()
+        try await laptop.set("passport", "P1")
+        _ = try await laptop.engine.sync()
+        let code = try await laptop.engine.approveAndGetCode(phone.engine)
+        lossy.play([.networkError, .networkError], to: .saves)
+        await #expect(throws: SyncError.self) { _ = try await phone.engine.confirmPairing(code: code) }
+        let first = try await phone.engine.pairingRequest()
+        #expect(try await Self.storedKekIDs(laptop).contains(PublicKeyRecipient(first.publicKey).kekID))
+        keychain.invalidateCurrentKey()
+        let again = try await phone.engine.pairingRequest()
+        #expect(again.publicKey.rawRepresentation != first.publicKey.rawRepresentation, "the dead key was handed out again")
+        guard case .restored = try await laptop.engine.pairAndConfirm(phone.engine) else {
+            Issue.record("the phone did not pair again")
+            return
+        }
+        #expect(try await phone.values() == ["passport": .string("P1")])
+        let after = try await Self.storedKekIDs(laptop)
+        #expect(!after.contains(PublicKeyRecipient(first.publicKey).kekID), "the dead key's pairing entry stayed: \(after)")
+        #expect(after.count == 2, "\(after)")
+    }
+
     static func storedKekIDs(_ device: SimulatedDevice) async throws -> [String] {
         guard case .blob(let stored) = try await device.backup.load() else { return [] }
         return try VaultEnvelope(parsing: stored.blob).entries.map(\.kekID)
