@@ -340,6 +340,24 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         }
     }
 
+    // MARK: dead device keys (seed §7)
+
+    /**
+     * The `kek_id`s of this device's keys that died and were replaced, whose entries the next save of this device's
+     * own entry drops (Swift `deadDeviceKeyIDs`): recorded before the new key is made, so a save that fails after it
+     * does not lose them (the platform then names the new key as the last one).
+     */
+    fun deadKekIds(): List<String> = read(DEAD_KEK_IDS)?.let { String(it, Charsets.UTF_8).split("\n").filter { id -> id.isNotEmpty() } } ?: emptyList()
+
+    /** Adds [kekId] to [deadKekIds]. */
+    fun rememberDeadKekId(kekId: String) {
+        val ids = deadKekIds()
+        if (kekId !in ids) write(DEAD_KEK_IDS, Crypto.utf8((ids + kekId).joinToString("\n")))
+    }
+
+    /** Forgets [deadKekIds] once a saved version holds this device's own entry and none of theirs. */
+    fun forgetDeadKekIds() = delete(DEAD_KEK_IDS)
+
     // MARK: wrong confirmation codes (FORMAT.md §11.4)
 
     /** How many wrong confirmation codes were typed for the entry [kekId] (this device's, being confirmed); 0 if none. */
@@ -364,6 +382,7 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
         const val GENERATION = "state-generation"
         /** The wrong-code count of the pairing being confirmed: `{"kek_id": …, "wrong": n}`. */
         const val ATTEMPTS = "pairing-attempts"
+        const val DEAD_KEK_IDS = "dead-kek-ids"
         /** The blob of a create sent but not known to be stored, as sent (vault ciphertext). */
         internal const val PENDING_CREATE = "create-blob"
         private const val LEGACY_COUNTERS = "counters"

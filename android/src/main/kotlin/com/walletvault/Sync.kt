@@ -430,8 +430,11 @@ class VaultSyncEngine(
         val pairing = pairingKey()
         val hasPairingEntry = pairing != null && state.entries.any { it.kekId == pairing.kekId }
         val device = liveDeviceKey()
-        if (device != null && state.entries.any { it.kekId == device.kekId } && !hasPairingEntry) {
+        val recordedDead = store.deadKekIds().filter { id -> id != device?.kekId && state.entries.any { it.kekId == id } }
+        if (device != null && state.entries.any { it.kekId == device.kekId } && !hasPairingEntry && recordedDead.isEmpty()) {
             if (pairing != null) store.delete("pairing-key") // enrolled already: the pairing key has no use left
+            // The save that enrolled this key dropped the dead entries with it: their record has no use left.
+            store.forgetDeadKekIds()
             return null
         }
         // Issue 27 point 8: a device pairing again after its key was invalidated (or lost by the platform) gets a new
@@ -443,9 +446,14 @@ class VaultSyncEngine(
             ownEntry != null && isInvalidated(device, ownEntry) -> ownEntry
             else -> null
         }
-        val key = if (device == null || deadEntry != null) deviceKeys.create() else device
+        val key = if (device == null || deadEntry != null) replacingDeadKey() else device
         var enrolled = state
-        if (deadEntry != null) enrolled = envelopeCall { sealer.revoke(deadEntry.kekId, enrolled, rotatingSecret = false) }
+        for (id in (listOfNotNull(deadEntry?.kekId) + recordedDead).distinct()) {
+            if (id != key.kekId && enrolled.entries.any { it.kekId == id }) {
+                val before = enrolled
+                enrolled = envelopeCall { sealer.revoke(id, before, rotatingSecret = false) }
+            }
+        }
         if (enrolled.entries.none { it.kekId == key.kekId }) enrolled = envelopeCall { sealer.enroll(key, deviceLabel, enrolled) }
         if (hasPairingEntry && pairing != null) enrolled = envelopeCall { sealer.revoke(pairing.kekId, enrolled, rotatingSecret = false) }
         return Enrolment(enrolled, key)
@@ -700,7 +708,6 @@ class VaultSyncEngine(
     private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusive { recordingRateLimit { recoverLocked(keyFor) } }
 
     private suspend fun recoverLocked(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport {
-        val dead = deviceKeys.lastKekId()
         val start = snapshot()
         val remote = loadRemote(null) ?: throw SyncException(SyncException.Code.NO_VAULT, "nothing stored on the server")
         val recoveryKey = envelopeCall { keyFor(VaultEnvelope.parse(remote.blob)) }
@@ -715,12 +722,28 @@ class VaultSyncEngine(
         val local = start.document
         val outcome = if (local != null && store.record().hasLocalEdits) mergeOutcome(local, cloud, opened.state.envelope.updatedAtMillis) else null
         val document = (outcome as? MergeOutcome.Save)?.document ?: cloud
-        val device = deviceKeys.create()
+        val device = replacingDeadKey()
         var state = opened.state
-        if (dead != null && state.entries.any { it.kekId == dead }) state = envelopeCall { sealer.revoke(dead, state, rotatingSecret = false) }
+        for (id in store.deadKekIds()) {
+            if (id != device.kekId && state.entries.any { it.kekId == id }) {
+                val before = state
+                state = envelopeCall { sealer.revoke(id, before, rotatingSecret = false) }
+            }
+        }
         state = envelopeCall { sealer.enroll(device, deviceLabel, state) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(device, recoveryKey), allowingPrompts = true) }
-        return SyncReport.Restored(upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start))
+        val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start)
+        store.forgetDeadKekIds()
+        return SyncReport.Restored(saved)
+    }
+
+    /**
+     * A new key in place of this device's current or dead one, whose `kek_id` is recorded first ([LocalVaultStore.deadKekIds]):
+     * the save that drops its entry may come only at a later attempt, when the platform names the new key as the last.
+     */
+    private suspend fun replacingDeadKey(): KeyEncryptionKey {
+        deviceKeys.lastKekId()?.let { store.rememberDeadKekId(it) }
+        return deviceKeys.create()
     }
 
     /**

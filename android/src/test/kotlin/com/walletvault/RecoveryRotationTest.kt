@@ -102,6 +102,28 @@ class RecoveryRotationTest {
      * key is made: the dead key's record (its `kek_id`) stays, nothing is saved, the edit stays pending, and a later
      * recovery with a handler still removes the dead entry. Before, Kotlin merged silently and the recovery succeeded.
      */
+    /**
+     * A recovery whose save fails has already made the new key; its retry still drops the dead entry (as Swift's
+     * `dead-kek-ids` does). Before, the retry took the new key's id for the dead one, and the dead entry stayed in the
+     * vault, re-wrapped at every rotation (diff review finding 3).
+     */
+    @Test
+    fun aRecoveryWhoseSaveFailedDropsTheDeadEntryWhenRetried() {
+        val b = Device("B")
+        val (a, code) = vault(b)
+        val dead = b.keys.current()!!.kekId
+        (b.keys as TestDeviceKeys).key!!.invalidate()
+        // Every attempt at the recovery's save fails after its load succeeded: the new key is made by then.
+        server.beforeSaveStored = { throw java.io.IOException("connection reset") }
+        expectSync(SyncException.Code.OFFLINE) { b.recover(code) }
+        server.beforeSaveStored = null
+        assertTrue(b.recover(code) is SyncReport.Restored)
+        a.sync()
+        val entries = a.engine.devices()
+        assertFalse(entries.any { it.kekId == dead }, "the dead entry stayed")
+        assertTrue(entries.any { it.kekId == b.keys.current()!!.kekId }, "the new key is not in the vault")
+    }
+
     @Test
     fun recoveryWithoutAHandlerIsAnUnresolvedConflictAndALaterOneWithAHandlerWorks() {
         val setup = deadKeyWithAnUnpushedEditTheCloudChangedToo()
