@@ -74,6 +74,13 @@ class RecoveryRotationTest {
         return DeadKeyConflict(b, dead, a, code)
     }
 
+    /** That [member]'s vault holds [recovered]'s new key and no longer the entry of its dead key [dead]. */
+    private fun expectDeadEntryReplaced(member: Device, dead: String, recovered: Device) {
+        val entries = member.engine.devices()
+        assertFalse(entries.any { it.kekId == dead }, "the dead entry stayed")
+        assertTrue(entries.any { it.kekId == recovered.keys.current()!!.kekId }, "the new key is not in the vault")
+    }
+
     private class DeadKeyConflict(val b: Device, val dead: String, val a: Device, val code: RecoveryCode)
 
     /**
@@ -92,16 +99,9 @@ class RecoveryRotationTest {
         assertEquals("P-B", recovering.document()!!.liveValues["passport"]!!.string, "the handler's choice (this device's edit) lost")
         setup.a.sync()
         assertEquals("P-B", setup.a.value("passport"), "the saved recovery does not hold the choice")
-        val entries = setup.a.engine.devices()
-        assertFalse(entries.any { it.kekId == setup.dead }, "the dead entry stayed")
-        assertTrue(entries.any { it.kekId == setup.b.keys.current()!!.kekId }, "the new key is not in the vault")
+        expectDeadEntryReplaced(setup.a, setup.dead, setup.b)
     }
 
-    /**
-     * Without a handler a conflicting recovery is `UNRESOLVED_CONFLICT`, as a sync's merge, decided before a new device
-     * key is made: the dead key's record (its `kek_id`) stays, nothing is saved, the edit stays pending, and a later
-     * recovery with a handler still removes the dead entry. Before, Kotlin merged silently and the recovery succeeded.
-     */
     /**
      * A recovery whose save fails has already made the new key; its retry still drops the dead entry (as Swift's
      * `dead-kek-ids` does). Before, the retry took the new key's id for the dead one, and the dead entry stayed in the
@@ -119,11 +119,14 @@ class RecoveryRotationTest {
         server.beforeSaveStored = null
         assertTrue(b.recover(code) is SyncReport.Restored)
         a.sync()
-        val entries = a.engine.devices()
-        assertFalse(entries.any { it.kekId == dead }, "the dead entry stayed")
-        assertTrue(entries.any { it.kekId == b.keys.current()!!.kekId }, "the new key is not in the vault")
+        expectDeadEntryReplaced(a, dead, b)
     }
 
+    /**
+     * Without a handler a conflicting recovery is `UNRESOLVED_CONFLICT`, as a sync's merge, decided before a new device
+     * key is made: the dead key's record (its `kek_id`) stays, nothing is saved, the edit stays pending, and a later
+     * recovery with a handler still removes the dead entry. Before, Kotlin merged silently and the recovery succeeded.
+     */
     @Test
     fun recoveryWithoutAHandlerIsAnUnresolvedConflictAndALaterOneWithAHandlerWorks() {
         val setup = deadKeyWithAnUnpushedEditTheCloudChangedToo()
@@ -142,9 +145,7 @@ class RecoveryRotationTest {
         assertFalse(recovering.status().hasLocalEdits)
         setup.a.sync()
         assertEquals("P-A", setup.a.value("passport"))
-        val entries = setup.a.engine.devices()
-        assertFalse(entries.any { it.kekId == setup.dead }, "the dead entry stayed")
-        assertTrue(entries.any { it.kekId == setup.b.keys.current()!!.kekId }, "the new key is not in the vault")
+        expectDeadEntryReplaced(setup.a, setup.dead, setup.b)
     }
 
     @Test
