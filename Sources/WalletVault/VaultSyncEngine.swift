@@ -489,12 +489,10 @@ public actor VaultSyncEngine {
     private func enrollingThisDevice(in state: VaultState) async throws(SyncError) -> VaultState? {
         guard let device = try keys.currentDeviceKey() else { return nil }
         let enrolledAlready = state.entries.contains { $0.kekID == device.kekID }
-        // Keys of this device that died and were replaced by a pairing request (seed §7): their entries go in this save.
-        let dead = store.deadDeviceKeyIDs().filter { $0 != device.kekID }
         let leaving = entriesLeavingAtEnrolment(of: device)
         guard !enrolledAlready || state.entries.contains(where: { leaving.contains($0.kekID) }) else {
             // The save that enrolled this key dropped the dead entries with it: their record has no use left.
-            if !dead.isEmpty { try store.forgetDeadDeviceKeyIDs() }
+            if !store.deadDeviceKeyIDs().isEmpty { try store.forgetDeadDeviceKeyIDs() }
             return nil
         }
         var enrolled = state

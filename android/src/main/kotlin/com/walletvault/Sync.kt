@@ -447,16 +447,23 @@ class VaultSyncEngine(
             else -> null
         }
         val key = if (device == null || deadEntry != null) replacingDeadKey() else device
-        var enrolled = state
-        for (id in (listOfNotNull(deadEntry?.kekId) + recordedDead).distinct()) {
-            if (id != key.kekId && enrolled.entries.any { it.kekId == id }) {
-                val before = enrolled
-                enrolled = envelopeCall { sealer.revoke(id, before, rotatingSecret = false) }
-            }
+        val enrolled = if (state.entries.any { it.kekId == key.kekId }) state else envelopeCall { sealer.enroll(key, deviceLabel, state) }
+        val leaving = listOfNotNull(deadEntry?.kekId, pairing?.kekId?.takeIf { hasPairingEntry }) + recordedDead
+        return Enrolment(droppingEntries(leaving.filter { it != key.kekId }, enrolled), key)
+    }
+
+    /**
+     * [state] without the entries of [kekIds] it holds, and no DEK rotation (Swift `droppingEntries`): these are this
+     * device's own replaced keys (dead ones, or the pairing entry its own entry replaces), which no one else ever held.
+     */
+    private suspend fun droppingEntries(kekIds: List<String>, state: VaultState): VaultState {
+        var remaining = state
+        for (id in kekIds.distinct()) {
+            if (remaining.entries.none { it.kekId == id }) continue
+            val before = remaining
+            remaining = envelopeCall { sealer.revoke(id, before, rotatingSecret = false) }
         }
-        if (enrolled.entries.none { it.kekId == key.kekId }) enrolled = envelopeCall { sealer.enroll(key, deviceLabel, enrolled) }
-        if (hasPairingEntry && pairing != null) enrolled = envelopeCall { sealer.revoke(pairing.kekId, enrolled, rotatingSecret = false) }
-        return Enrolment(enrolled, key)
+        return remaining
     }
 
     /**
@@ -723,14 +730,8 @@ class VaultSyncEngine(
         val outcome = if (local != null && store.record().hasLocalEdits) mergeOutcome(local, cloud, opened.state.envelope.updatedAtMillis) else null
         val document = (outcome as? MergeOutcome.Save)?.document ?: cloud
         val device = replacingDeadKey()
-        var state = opened.state
-        for (id in store.deadKekIds()) {
-            if (id != device.kekId && state.entries.any { it.kekId == id }) {
-                val before = state
-                state = envelopeCall { sealer.revoke(id, before, rotatingSecret = false) }
-            }
-        }
-        state = envelopeCall { sealer.enroll(device, deviceLabel, state) }
+        val remaining = droppingEntries(store.deadKekIds().filter { it != device.kekId }, opened.state)
+        val state = envelopeCall { sealer.enroll(device, deviceLabel, remaining) }
         val sealed = envelopeCall { sealer.seal(document.encoded(), state, listOf(device, recoveryKey), allowingPrompts = true) }
         val saved = upload(sealed, document, BackupClient.Precondition.IfMatch(remote.syncId), start)
         store.forgetDeadKekIds()
