@@ -28,6 +28,7 @@ public actor SessionTokenProvider {
     private let sender: RetryingSender
     private let clock: any WalletClock
     private let refreshMarginSeconds: Int64
+    private let accessTokenTimeoutSeconds: Double
     private var current: Cached?
     private var refreshing: Task<Cached, any Error>?
 
@@ -35,22 +36,28 @@ public actor SessionTokenProvider {
     public private(set) var exchangeCount = 0
 
     /// Creates a provider for the server at `serverURL`.
+    ///
+    /// An OIDC token source that has not answered `accessTokenTimeoutSeconds` after it was asked, in real time, is
+    /// cancelled and the exchange fails with `.transport`: every caller waits for the one exchange, so a source that
+    /// hangs would otherwise hold them all once the token has expired. A source that shows a sign-in prompt needs a
+    /// timeout longer than the prompt.
     public init(
         serverURL: URL, accessToken: @escaping AccessTokenSource, transport: any HTTPTransport = URLSessionTransport(),
         clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy(),
-        refreshMarginSeconds: Int64 = 90
+        refreshMarginSeconds: Int64 = 90, accessTokenTimeoutSeconds: Double = 60
     ) {
         endpoint = serverURL.appendingPathComponent(String(WirePath.sessionToken.dropFirst()))
         self.accessToken = accessToken
         self.sender = RetryingSender(transport: transport, policy: retryPolicy, clock: clock)
         self.clock = clock
         self.refreshMarginSeconds = refreshMarginSeconds
+        self.accessTokenTimeoutSeconds = accessTokenTimeoutSeconds
     }
 
     /// A session token valid now.
     ///
     /// - Throws: `BackupError.unauthorized` when the OIDC token is refused or its source fails, `.transport` when the
-    ///   source cannot reach its identity provider or the server cannot be reached.
+    ///   source cannot reach its identity provider or does not answer in time, or the server cannot be reached.
     public func token() async throws(BackupError) -> String {
         let now = clock.now().millisecondsSinceEpoch
         if let current, now < current.expiresAt {
@@ -87,6 +94,28 @@ public actor SessionTokenProvider {
         return cached
     }
 
+    /// The token source's lateness, seen by `outcome(of:within:)`.
+    private struct SourceTimeout: Error {}
+
+    /// The outcome of `source`, or `SourceTimeout` once `seconds` have passed without one: awaiting the task's value
+    /// alone would wait as long as the app's source does, and a task's value does not end when it is cancelled.
+    private static func outcome(of source: Task<String, any Error>, within seconds: Double) async -> Result<String, any Error> {
+        let waiter = OutcomeWaiter<String>()
+        return await withCheckedContinuation { continuation in
+            waiter.start(continuation)
+            let timer = Task {
+                // Cancelled means the outcome came first: a timeout then would race it.
+                guard (try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))) != nil else { return }
+                waiter.finish(.failure(SourceTimeout()))
+            }
+            Task {
+                let result = await source.result
+                waiter.finish(result)
+                timer.cancel()
+            }
+        }
+    }
+
     /// What a failure of the app's OIDC token source means: a source that could not reach its identity provider
     /// (a `URLError`, also as the underlying error of the source's own, or a cancelled refresh) is a transport failure
     /// to retry later; anything else (the IdP refused, the user declined) is `.unauthorized`, which tells the app to
@@ -108,8 +137,19 @@ public actor SessionTokenProvider {
 
     private func exchange() async throws(BackupError) -> Cached {
         exchangeCount += 1
+        // Detached: a source that blocks its thread must not block this actor, which its timeout needs.
+        let source = Task.detached { [accessToken] in try await accessToken() }
         let oidcToken: String
-        do { oidcToken = try await accessToken() } catch { throw Self.sourceFailure(error) }
+        switch await Self.outcome(of: source, within: accessTokenTimeoutSeconds) {
+        case .success(let token):
+            oidcToken = token
+        case .failure(is SourceTimeout):
+            // The exchange ends here, and its waiters with it; a source that ignores the cancellation is left behind.
+            source.cancel()
+            throw .transport("the OIDC token source did not answer within \(accessTokenTimeoutSeconds) s")
+        case .failure(let error):
+            throw Self.sourceFailure(error)
+        }
         var request = URLRequest(url: endpoint)
         request.httpMethod = "POST"
         request.setValue("Bearer \(oidcToken)", forHTTPHeaderField: "Authorization")
@@ -135,5 +175,24 @@ public actor SessionTokenProvider {
         default:
             throw .rejected(status: response.statusCode, code: ServerErrorBody(data).code)
         }
+    }
+}
+
+/// Hands one outcome to a waiting continuation, whichever of its racers comes first.
+private final class OutcomeWaiter<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `continuation` is only touched under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result<Value, any Error>, Never>?
+
+    func start(_ continuation: CheckedContinuation<Result<Value, any Error>, Never>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func finish(_ outcome: Result<Value, any Error>) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Result<Value, any Error>, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(returning: outcome)
     }
 }

@@ -93,6 +93,87 @@ struct BackupClientTests {
         }
     }
 
+    /// An OIDC token source that does not answer fails every caller waiting on its exchange with `.transport` once its
+    /// timeout has passed, and the next call starts a new exchange rather than wait on the stuck one; before, every
+    /// caller waited as long as the source did. The source here ignores cancellation, the worst case; it answers at
+    /// the end, late.
+    @Test func aTokenSourceThatOutlastsItsTimeoutFailsAsTransportAndTheNextCallStartsAfresh() async throws {
+        let calls = Mutex(0)
+        let stuck = Mutex<CheckedContinuation<String, Never>?>(nil)
+        let tokens = SessionTokenProvider(
+            serverURL: server,
+            accessToken: {
+                guard
+                    calls.withLock({
+                        $0 += 1
+                        return $0
+                    }) == 1
+                else { return "oidc" }
+                return await withCheckedContinuation { continuation in stuck.withLock { $0 = continuation } }
+            }, transport: Self.happyServer(), clock: clock, accessTokenTimeoutSeconds: 0.3)
+        let failures = await withTaskGroup(of: BackupError?.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    do throws(BackupError) {
+                        _ = try await tokens.token()
+                        return nil
+                    } catch { return error }
+                }
+            }
+            return await group.reduce(into: [BackupError?]()) { $0.append($1) }
+        }
+        for failure in failures {
+            guard case .transport = failure else {
+                Issue.record("a caller of a stuck exchange got \(String(describing: failure))")
+                continue
+            }
+        }
+        // The next call starts an exchange of its own, which the source answers, without the stuck one ending.
+        let token = await Self.eventualToken(tokens)
+        #expect(token?.hasPrefix("session-") == true)
+        #expect(calls.withLock { $0 } >= 2)
+        stuck.withLock { $0.take() }?.resume(returning: "oidc")
+    }
+
+    /// A background refresh whose token source sticks ends at the source's timeout though no one waits on it, so the
+    /// first caller after the token expires starts a new exchange at once rather than wait on the stuck one.
+    @Test func aStuckBackgroundRefreshEndsAtItsTimeoutAndTheFirstCallerAfterExpiryStartsAfresh() async throws {
+        let stickNext = Mutex(false)
+        let stuck = Mutex<CheckedContinuation<String, Never>?>(nil)
+        let tokens = SessionTokenProvider(
+            serverURL: server,
+            accessToken: {
+                let sticks = stickNext.withLock { stick in
+                    defer { stick = false }
+                    return stick
+                }
+                guard sticks else { return "oidc" }
+                return await withCheckedContinuation { continuation in stuck.withLock { $0 = continuation } }
+            }, transport: Self.happyServer(), clock: clock, accessTokenTimeoutSeconds: 1)
+        let first = try #require(await Self.eventualToken(tokens))
+        stickNext.withLock { $0 = true }
+        clock.advance(seconds: 520)
+        // Inside the refresh margin: the refresh starts in the background and sticks; the valid token is handed out.
+        #expect(try await tokens.token() == first)
+        for _ in 0..<5000 where stuck.withLock({ $0 == nil }) { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await Task.sleep(nanoseconds: 1_100_000_000)
+        clock.advance(seconds: 100)
+        let after = await Self.eventualToken(tokens)
+        #expect(after != nil && after != first)
+        // Still unanswered: the token came without anyone waiting for the stuck source.
+        #expect(stuck.withLock { $0 != nil })
+        stuck.withLock { $0.take() }?.resume(returning: "oidc")
+    }
+
+    /// A token from `tokens`, asked again (at most 20 times) while the exchange fails: on a machine so loaded that even
+    /// an answering source outlasts a test's short timeout, each call starts a new exchange.
+    static func eventualToken(_ tokens: SessionTokenProvider) async -> String? {
+        for _ in 0..<20 {
+            if let token = try? await tokens.token() { return token }
+        }
+        return nil
+    }
+
     /// A 429 from the session-token endpoint (a limiter in front of it) is `.rateLimited` with its `Retry-After`, as a
     /// save's is, not a `.rejected` the app cannot act on.
     @Test func aRateLimitedExchangeIsRateLimited() async throws {

@@ -4,9 +4,11 @@ import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import java.io.IOException
 import java.net.HttpURLConnection
@@ -161,6 +163,11 @@ internal suspend fun <T> CompletableFuture<T>.awaitValue(): T {
  * D1 session tokens: one exchange shared by concurrent callers, refreshed in the background once the token is within
  * [refreshMarginSeconds] of expiry (every caller until then, and while that refresh runs, gets the still-valid token at
  * once, as in Swift's `SessionTokenProvider`), and dropped by [invalidate] after a 401 so the next call exchanges again.
+ *
+ * An OIDC token source that has not answered [accessTokenTimeoutMillis] after it was asked, in real time, is cancelled
+ * and the exchange fails with [BackupError.Transport]: every caller waits for the one exchange, so a source that hangs
+ * would otherwise hold them all once the token has expired. A source that shows a sign-in prompt needs a timeout
+ * longer than the prompt.
  */
 class SessionTokenProvider(
     serverUrl: String,
@@ -168,7 +175,8 @@ class SessionTokenProvider(
     transport: HttpTransport = UrlConnectionTransport(),
     private val clock: WalletClock = SystemWalletClock,
     retryPolicy: RetryPolicy = RetryPolicy(),
-    private val refreshMarginSeconds: Long = 90
+    private val refreshMarginSeconds: Long = 90,
+    private val accessTokenTimeoutMillis: Long = 60_000
 ) {
     private class Cached(val token: String, val refreshAt: Long, val expiresAt: Long)
 
@@ -243,8 +251,14 @@ class SessionTokenProvider(
 
     private suspend fun exchange(): Cached {
         synchronized(lock) { exchangeCount++ }
+        // Asked in a coroutine of its own, so that a source blocking its thread still lets the timeout end the wait.
+        val source = exchanges.async { accessToken() }
         val oidc = try {
-            accessToken()
+            withTimeoutOrNull(accessTokenTimeoutMillis) { source.await() } ?: run {
+                // The exchange ends here, and its waiters with it; a source that ignores the cancellation is left behind.
+                source.cancel()
+                throw BackupError.Transport("the OIDC token source did not answer within $accessTokenTimeoutMillis ms")
+            }
         } catch (e: CancellationException) {
             throw e
         } catch (e: BackupError) {

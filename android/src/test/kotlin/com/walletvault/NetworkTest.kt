@@ -18,6 +18,7 @@ import java.io.IOException
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
 
 class NetworkTest {
     private val server = FakeServer()
@@ -119,6 +120,60 @@ class NetworkTest {
         answers.send { "oidc-ok" }
         assertEquals("session-2", withTimeout(10_000) { waiting.await() })
         assertEquals(3, tokens.exchangeCount)
+    }
+
+    /**
+     * An OIDC token source that does not answer fails every caller waiting on its exchange with [BackupError.Transport]
+     * once its timeout has passed, and the next call starts a new exchange rather than wait on the stuck one; before,
+     * every caller waited as long as the source did. The source here blocks its thread and ignores cancellation, the
+     * worst case; it answers at the end, late.
+     */
+    @Test
+    fun aTokenSourceThatOutlastsItsTimeoutFailsAsTransportAndTheNextCallStartsAfresh() = runBlocking {
+        val stuck = CountDownLatch(1)
+        val calls = AtomicInteger()
+        val tokens = SessionTokenProvider("http://fake", {
+            if (calls.incrementAndGet() == 1) stuck.await(60, TimeUnit.SECONDS)
+            "oidc-ok"
+        }, server, clock, accessTokenTimeoutMillis = 300)
+        val callers = (1..3).map { async(Dispatchers.Default) { try { tokens.token(); null } catch (e: BackupError) { e } } }
+        for (caller in callers) {
+            val failure = withTimeout(10_000) { caller.await() }
+            assertTrue(failure is BackupError.Transport, "a caller of a stuck exchange got $failure")
+        }
+        // Each call after starts an exchange of its own, which the source answers: on a machine so loaded that one
+        // outlasts the short timeout too, the next call starts afresh again, still without the stuck exchange ending.
+        var token: String? = null
+        for (attempt in 1..20) {
+            if (token != null) break
+            token = try { withTimeout(10_000) { tokens.token() } } catch (e: BackupError.Transport) { null }
+        }
+        assertTrue(token?.startsWith("session-") == true, "no token after the stuck exchange: $token")
+        assertTrue(calls.get() >= 2)
+        stuck.countDown()
+    }
+
+    /**
+     * A background refresh whose token source sticks ends at the source's timeout though no one waits on it, so the
+     * first caller after the token expires starts a new exchange at once rather than wait on the stuck one.
+     */
+    @Test
+    fun aStuckBackgroundRefreshEndsAtItsTimeoutAndTheFirstCallerAfterExpiryStartsAfresh() = runBlocking {
+        val stuck = CountDownLatch(1)
+        val calls = AtomicInteger()
+        val tokens = SessionTokenProvider("http://fake", {
+            if (calls.incrementAndGet() == 2) stuck.await(60, TimeUnit.SECONDS)
+            "oidc-ok"
+        }, server, clock, accessTokenTimeoutMillis = 1_000)
+        val first = tokens.token()
+        clock.now += 520_000 // inside the margin: the refresh starts in the background and sticks
+        assertEquals(first, withTimeoutOrNull(10_000) { tokens.token() }, "the caller inside the margin waited for the exchange")
+        eventually("the background refresh started") { if (calls.get() >= 2) Unit else null }
+        delay(1_100)
+        clock.now += 100_000
+        assertEquals("session-2", withTimeout(10_000) { tokens.token() })
+        assertEquals(3, calls.get())
+        stuck.countDown()
     }
 
     /** [probe]'s first non-null value, asked for again until then; fails saying [what] past the bound of a loaded machine. */
