@@ -40,7 +40,7 @@ public actor SessionTokenProvider {
     /// An OIDC token source that has not answered `accessTokenTimeoutSeconds` after it was asked, in real time, is
     /// cancelled and the exchange fails with `.transport`: every caller waits for the one exchange, so a source that
     /// hangs would otherwise hold them all once the token has expired. A source that shows a sign-in prompt needs a
-    /// timeout longer than the prompt.
+    /// timeout longer than the prompt; `.infinity` waits for the source as long as it takes.
     public init(
         serverURL: URL, accessToken: @escaping AccessTokenSource, transport: any HTTPTransport = URLSessionTransport(),
         clock: any WalletClock = SystemWalletClock(), retryPolicy: RetryPolicy = RetryPolicy(),
@@ -104,8 +104,11 @@ public actor SessionTokenProvider {
         return await withCheckedContinuation { continuation in
             waiter.start(continuation)
             let timer = Task {
+                // No timeout at all past UInt64's nanoseconds (some 584 years, or `.infinity`): the conversion would trap.
+                let nanoseconds = max(0, seconds) * 1_000_000_000
+                guard nanoseconds < Double(UInt64.max) else { return }
                 // Cancelled means the outcome came first: a timeout then would race it.
-                guard (try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))) != nil else { return }
+                guard (try? await Task.sleep(nanoseconds: UInt64(nanoseconds))) != nil else { return }
                 waiter.finish(.failure(SourceTimeout()))
             }
             Task {

@@ -165,6 +165,16 @@ struct BackupClientTests {
         stuck.withLock { $0.take() }?.resume(returning: "oidc")
     }
 
+    /// A timeout of `.infinity` (or one past what nanoseconds in a `UInt64` hold) waits for the source as long as it
+    /// takes; converting it to a sleep trapped.
+    @Test(arguments: [Double.infinity, 1e12])
+    func anEndlessTimeoutWaitsForTheSource(seconds: Double) async throws {
+        let tokens = SessionTokenProvider(
+            serverURL: server, accessToken: { "oidc" }, transport: Self.happyServer(), clock: clock,
+            accessTokenTimeoutSeconds: seconds)
+        #expect(try await tokens.token() == "session-1")
+    }
+
     /// A token from `tokens`, asked again (at most 20 times) while the exchange fails: on a machine so loaded that even
     /// an answering source outlasts a test's short timeout, each call starts a new exchange.
     static func eventualToken(_ tokens: SessionTokenProvider) async -> String? {
