@@ -320,14 +320,15 @@ class VaultSyncEngine(
     }
 
     /**
-     * [body]'s result; when its save met the server's hourly cap, the time the server allows the next save is
-     * recorded (as [reportingRateLimit] records it) before the [SyncException] `SERVER` with [BackupError.RateLimited]
-     * is thrown on: for an operation that, unlike a sync's edits, is not saved later by itself (a revoke, an approval,
-     * a recovery), so that it is no [SyncReport.RateLimited], which says nothing was lost.
+     * [exclusive] for an operation whose own save may meet the server's hourly cap (Swift
+     * `exclusivelyRecordingRateLimit`): the time the server allows the next save is recorded (as [reportingRateLimit]
+     * records it) before the [SyncException] `SERVER` with [BackupError.RateLimited] is thrown on. Unlike a sync's
+     * edits, such an operation (a revoke, an approval, a recovery) is not saved later by itself, so it is no
+     * [SyncReport.RateLimited], which says nothing was lost.
      */
-    private suspend fun <T> recordingRateLimit(body: suspend () -> T): T {
+    private suspend fun <T> exclusiveRecordingRateLimit(body: suspend () -> T): T = exclusive {
         try {
-            return body()
+            body()
         } catch (e: SyncException) {
             recordedRateLimit(e)
             throw e
@@ -575,7 +576,7 @@ class VaultSyncEngine(
      * Throws what [sync] throws; a save refused by the server's hourly cap is [SyncException.Code.SERVER] with
      * [BackupError.RateLimited], the next allowed attempt recorded ([status]) as a sync records it.
      */
-    suspend fun approve(request: PairingRequest): SyncReport.Approved = exclusive { recordingRateLimit { approveLocked(request) } }
+    suspend fun approve(request: PairingRequest): SyncReport.Approved = exclusiveRecordingRateLimit { approveLocked(request) }
 
     private suspend fun approveLocked(request: PairingRequest): SyncReport.Approved {
         syncLocked()
@@ -712,7 +713,7 @@ class VaultSyncEngine(
     /** As [recover], with the vault's passphrase entry: Argon2id runs (on the I/O dispatcher) with the entry's checked costs. */
     suspend fun recover(passphrase: String): SyncReport = recover { envelope -> PassphraseKek.unlock(passphrase, envelope) }
 
-    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusive { recordingRateLimit { recoverLocked(keyFor) } }
+    private suspend fun recover(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport = exclusiveRecordingRateLimit { recoverLocked(keyFor) }
 
     private suspend fun recoverLocked(keyFor: (VaultEnvelope) -> KeyEncryptionKey): SyncReport {
         val start = snapshot()
@@ -758,7 +759,7 @@ class VaultSyncEngine(
      * as a sync records it (the revoke is not made later by itself: call it again then).
      */
     suspend fun revoke(kekId: String, additionalKeys: List<KeyWrapping> = emptyList(), newRecoveryPaths: List<Recipient>? = null): SyncReport =
-        exclusive { recordingRateLimit { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) } }
+        exclusiveRecordingRateLimit { rotateLocked(listOf(kekId), additionalKeys, newRecoveryPaths) }
 
     /**
      * Replaces every recovery-code and passphrase entry by [newPaths] and rotates the DEK and the vault secret in one
@@ -768,7 +769,7 @@ class VaultSyncEngine(
      */
     suspend fun replaceRecoveryPaths(newPaths: List<Recipient>): SyncReport {
         if (newPaths.isEmpty()) throw SyncException(SyncException.Code.INVALID_INPUT, "give at least one new recovery path")
-        return exclusive { recordingRateLimit { rotateLocked(emptyList(), emptyList(), newPaths) } }
+        return exclusiveRecordingRateLimit { rotateLocked(emptyList(), emptyList(), newPaths) }
     }
 
     /** Drops [kekIds] (and, given [newRecoveryPaths], every recovery path, then enrolls the new ones), then rotates the DEK and the vault secret in one save. */
@@ -820,7 +821,7 @@ class VaultSyncEngine(
      * for a racing save; [BackupError.RateLimited] for the hourly cap, the next allowed attempt recorded as a sync
      * records it), `NO_ACCESS` when this device has no entry in that version, `TAMPERED`, and what [sync] throws.
      */
-    suspend fun restoreVersion(syncId: String): SyncReport.RestoredVersion = exclusive { recordingRateLimit { restoreVersionLocked(syncId) } }
+    suspend fun restoreVersion(syncId: String): SyncReport.RestoredVersion = exclusiveRecordingRateLimit { restoreVersionLocked(syncId) }
 
     private suspend fun restoreVersionLocked(syncId: String): SyncReport.RestoredVersion {
         syncLocked()

@@ -102,6 +102,15 @@ class VaultChangesTest {
     }
 
     /** A phone that created the vault with passport P-1, and a tablet sharing its device key that restored it. */
+    /** [phoneAndTablet] after the phone saved a licence the tablet has not taken in, and with an edit on the tablet. */
+    private fun tabletWithAnEditBehindThePhone(tabletTransport: HttpTransport = server): Pair<TestProfile, TestProfile> {
+        val (phone, tablet) = phoneAndTablet(tabletTransport)
+        phone.set("licence", "from the phone")
+        phone.sync()
+        tablet.set("card", "tablet edit")
+        return Pair(phone, tablet)
+    }
+
     private fun phoneAndTablet(tabletTransport: HttpTransport = server, url: String = "http://fake"): Pair<TestProfile, TestProfile> {
         val phone = TestProfile(clock, server, keys)
         // One attempt per request: each failure the script plays reaches the loop as one failure.
@@ -231,10 +240,7 @@ class VaultChangesTest {
 
     @Test
     fun aRateLimitedSavePausesTheLoopUntilItsNextAttemptAtMostAMinute() {
-        val (phone, tablet) = phoneAndTablet()
-        phone.set("licence", "from the phone")
-        phone.sync()
-        tablet.set("card", "tablet edit")
+        val (phone, tablet) = tabletWithAnEditBehindThePhone()
         // Every save is refused with Retry-After 120: the tablet's sync reports RateLimited, and the server's newer
         // version answers each long-poll at once, so only the pauses keep the loop from a flood.
         server.rateLimitSaves = true
@@ -257,10 +263,7 @@ class VaultChangesTest {
     @Test
     fun aRateLimitedSaveCountsAsAFailureForTheBackoff() {
         val transport = Interposed(server)
-        val (phone, tablet) = phoneAndTablet(transport)
-        phone.set("licence", "from the phone")
-        phone.sync()
-        tablet.set("card", "tablet edit")
+        val (_, tablet) = tabletWithAnEditBehindThePhone(transport)
         server.rateLimitSaves = true
         transport.script.addAll(listOf(Scripted.Unavailable, Scripted.Unavailable))
         Watcher(tablet.engine).use { watcher ->
@@ -282,10 +285,7 @@ class VaultChangesTest {
      */
     @Test
     fun aMoveFoundDoesNotStartTheBackoffOverForARateLimitedDevice() {
-        val (phone, tablet) = phoneAndTablet()
-        phone.set("licence", "from the phone")
-        phone.sync()
-        tablet.set("card", "tablet edit")
+        val (_, tablet) = tabletWithAnEditBehindThePhone()
         server.rateLimitRetryAfterSeconds = 1
         server.rateLimitSaves = true
         Watcher(tablet.engine).use { watcher ->
