@@ -174,7 +174,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// Called once the request line is read, before libmicrohttpd percent-decodes the target in place: the
     /// request's state starts here so the target as sent can be checked for an encoded NUL.
     fileprivate func requestLineRead(uri: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
-        let upload = UploadState(rawTarget: uri.map { String(cString: $0) } ?? "")
+        // Searched on the C string's bytes: the target is wanted for nothing else, and a String of it was an
+        // allocation and a UTF-8 check on every request.
+        let hasEncodedNUL = uri.map { Self.containsEncodedNUL(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? false
+        let upload = UploadState(targetHasEncodedNUL: hasEncodedNUL)
         return Unmanaged.passRetained(upload).toOpaque()
     }
 
@@ -191,7 +194,7 @@ public final class HTTPServer: @unchecked Sendable {
             upload.begin(method: method, path: url, limit: responder.bodyLimit(method: method, path: url))
             inFlight.wrappingAdd(1, ordering: .relaxed)
             watch.headersArrived(connection)
-            if let refusal = Self.framingRefusal(connection, rawTarget: upload.rawTarget) {
+            if let refusal = Self.framingRefusal(connection, targetHasEncodedNUL: upload.targetHasEncodedNUL) {
                 upload.refused = true
                 upload.answered = true
                 return queue(
@@ -366,7 +369,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Whether `target` contains the three bytes `%00`.
-    static func containsEncodedNUL(_ target: String.UTF8View) -> Bool {
+    static func containsEncodedNUL(_ target: some Sequence<UInt8>) -> Bool {
         var matched = 0
         for byte in target {
             switch (matched, byte) {
@@ -387,14 +390,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// of the bytes, the gate's, and libmicrohttpd frames only what the gate let through unchanged or normalised. What is
     /// left here is the target: libmicrohttpd decodes `%00` in the path and query and the C string then ends there
     /// (RFC 9112 §6.1, §6.3; RFC 9110 §5.5).
-    static func framingRefusal(_ connection: OpaquePointer, rawTarget: String) -> (status: Int, reason: String)? {
+    static func framingRefusal(_ connection: OpaquePointer, targetHasEncodedNUL: Bool) -> (status: Int, reason: String)? {
         let refusal = wv_gate_refusal_of(connection)
         if refusal != WV_GATE_OK {
             return (Int(wv_gate_status(refusal)), String(cString: wv_gate_reason(refusal)))
         }
         // `%00` is the only spelling of NUL in a target; libmicrohttpd decodes it and the C string then ends there.
-        // Searched on the bytes: Foundation's `contains` on a String cost 2% of a D1 mint.
-        if rawTarget.utf8.count >= 3, Self.containsEncodedNUL(rawTarget.utf8) {
+        // Searched on the bytes (`requestLineRead`): Foundation's `contains` on a String cost 2% of a D1 mint.
+        if targetHasEncodedNUL {
             return (400, "the path or a query value holds an encoded NUL")
         }
         return nil
@@ -420,9 +423,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let native else { return .NO }
         defer { MHD_destroy_response(native) }
-        for (name, value) in response.headers {
-            _ = MHD_add_response_header(native, name, value)
-        }
+        for (name, value) in response.headers { Self.add(name, value, to: native) }
         if closing { _ = MHD_add_response_header(native, "Connection", "close") }
         return MHD_queue_response(connection, UInt32(response.status), native)
     }
@@ -440,10 +441,17 @@ public final class HTTPServer: @unchecked Sendable {
         else { return .NO }
         defer { MHD_destroy_response(native) }
         for (name, value) in response.headers where name.caseInsensitiveCompare("Content-Length") != .orderedSame {
-            _ = MHD_add_response_header(native, name, value)
+            add(name, value, to: native)
         }
         if closing { _ = MHD_add_response_header(native, "Connection", "close") }
         return MHD_queue_response(connection, 304, native)
+    }
+
+    /// Adds one header field to a libmicrohttpd response. Passed as `String` arguments, a name or value of up to 15
+    /// bytes (a small string, such as `ETag` or `no-store`) was copied into a new array to be NUL-terminated: seven
+    /// allocations per load; `withCString` gives such a string a terminated copy on the stack.
+    private static func add(_ name: String, _ value: String, to native: OpaquePointer) {
+        _ = name.withCString { name in value.withCString { value in MHD_add_response_header(native, name, value) } }
     }
 
     /// Bodies from this size up are sent from the `Data`'s own bytes, kept alive until libmicrohttpd is done with them;
@@ -517,29 +525,33 @@ public final class HTTPServer: @unchecked Sendable {
     /// Header fields by lower-cased name, repeats joined with ", " (RFC 9110 §5.3); query arguments by
     /// name as sent, the first of repeats kept, so `action=load&action=save` cannot be read two ways.
     private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
-        final class Collector {
+        struct Collector {
             let isHeader: Bool
-            var values: [String: String] = [:]
-            init(isHeader: Bool) { self.isHeader = isHeader }
+            var values: [String: String]
         }
         // Counting walks the few fields again but allocates nothing; most requests have no query arguments.
-        guard MHD_get_connection_values(connection, kind, nil, nil) > 0 else { return [:] }
-        let collector = Collector(isHeader: kind == .HEADER_KIND)
-        _ = MHD_get_connection_values(
-            connection, kind,
-            { context, _, key, value in
-                guard let context, let key else { return .YES }
-                let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
-                let text = value.map { String(cString: $0) } ?? ""
-                guard collector.isHeader else {
-                    let name = String(cString: key)
-                    if collector.values[name] == nil { collector.values[name] = text }
+        let count = MHD_get_connection_values(connection, kind, nil, nil)
+        guard count > 0 else { return [:] }
+        // Sized once (grown from empty, the dictionary was allocated again at two and at four fields), and on the
+        // stack: a class instance to carry it through libmicrohttpd was one more allocation per kind.
+        var collector = Collector(isHeader: kind == .HEADER_KIND, values: Dictionary(minimumCapacity: Int(count)))
+        _ = withUnsafeMutablePointer(to: &collector) { pointer in
+            MHD_get_connection_values(
+                connection, kind,
+                { context, _, key, value in
+                    guard let context, let key else { return .YES }
+                    let collector = context.assumingMemoryBound(to: Collector.self)
+                    let text = value.map { String(cString: $0) } ?? ""
+                    guard collector.pointee.isHeader else {
+                        let name = String(cString: key)
+                        if collector.pointee.values[name] == nil { collector.pointee.values[name] = text }
+                        return .YES
+                    }
+                    let name = String(cString: key).lowercased()
+                    collector.pointee.values[name] = collector.pointee.values[name].map { $0 + ", " + text } ?? text
                     return .YES
-                }
-                let name = String(cString: key).lowercased()
-                collector.values[name] = collector.values[name].map { $0 + ", " + text } ?? text
-                return .YES
-            }, Unmanaged.passUnretained(collector).toOpaque())
+                }, pointer)
+        }
         return collector.values
     }
 
@@ -556,8 +568,8 @@ public final class HTTPServer: @unchecked Sendable {
 private final class UploadState: @unchecked Sendable {
     // @unchecked: only libmicrohttpd's thread for this connection touches the plain properties; a storage
     // worker touches only `offloadedResponse`, under its lock.
-    /// The request target as sent, before percent-decoding.
-    let rawTarget: String
+    /// Whether the request target as sent, before percent-decoding, holds `%00`.
+    let targetHasEncodedNUL: Bool
     /// Whether the headers have been handed over (`begin` ran).
     private(set) var begun = false
     private(set) var method = ""
@@ -579,8 +591,8 @@ private final class UploadState: @unchecked Sendable {
     /// The answer made by a storage worker, handed back when the connection resumes.
     let offloadedResponse = Mutex<HTTPResponse?>(nil)
 
-    init(rawTarget: String) {
-        self.rawTarget = rawTarget
+    init(targetHasEncodedNUL: Bool) {
+        self.targetHasEncodedNUL = targetHasEncodedNUL
     }
 
     func begin(method: String, path: String, limit: Int) {
@@ -626,12 +638,22 @@ private final class ConnectionWatch: @unchecked Sendable {
     }
 
     func headersArrived(_ connection: OpaquePointer) {
-        lock.withLock { $0[UInt(bitPattern: connection)]?.waitingSince = nil }
+        setWaitingSince(nil, for: connection)
     }
 
     func requestEnded(_ connection: OpaquePointer) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        lock.withLock { $0[UInt(bitPattern: connection)]?.waitingSince = now }
+        setWaitingSince(DispatchTime.now().uptimeNanoseconds, for: connection)
+    }
+
+    /// Read, changed and written back whole: `entries[key]?.waitingSince = x` goes through the dictionary's `_modify`
+    /// accessor, whose coroutine frame was a `malloc` and a `free` on every call, twice per request.
+    private func setWaitingSince(_ since: UInt64?, for connection: OpaquePointer) {
+        let key = UInt(bitPattern: connection)
+        lock.withLock { entries in
+            guard var entry = entries[key] else { return }
+            entry.waitingSince = since
+            entries[key] = entry
+        }
     }
 
     func closed(_ connection: OpaquePointer) {

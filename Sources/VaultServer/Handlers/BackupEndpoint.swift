@@ -260,7 +260,10 @@ struct BackupEndpoint: Sendable {
             // The 200's length, which a 304 may carry (RFC 9110 §8.6); the transport sends no body with it.
             return HTTPResponse(status: 304, headers: [("ETag", etag), ("Content-Length", String(stored.byteCount))])
         }
-        let headers = [("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store")]
+        // Typed as the response's labelled pairs: inferred as `[(String, String)]`, it was copied into a new array.
+        let headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-store"),
+        ]
         switch stored.content {
         case .bytes(let body):
             return HTTPResponse(status: 200, headers: headers, body: body)
