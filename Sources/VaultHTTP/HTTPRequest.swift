@@ -49,8 +49,8 @@ public struct HTTPRequest: Sendable {
     public var bearerToken: String? {
         guard let value = headers["authorization"], value.utf8.count > 7 else { return nil }
         // The scheme name is case-insensitive (RFC 9110 §11.1).
-        let scheme = value.utf8.prefix(7).map { $0 | 0x20 }
-        guard scheme.elementsEqual("bearer ".utf8) else { return nil }
+        // Compared byte by byte: lower-casing the scheme into an array first was an allocation on every request.
+        guard zip(value.utf8.prefix(7), "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
         // Anything after the scheme is the token; a malformed one fails verification like any other.
         let token = value.utf8.dropFirst(7)
         return token.isEmpty ? nil : String(token)
