@@ -91,7 +91,10 @@ public struct BackupClient: Sendable {
         }
         switch response.statusCode {
         case 200: return .blob(Snapshot(blob: data, syncID: try Self.version(response)))
-        case 304: return .notModified
+        // A 304 answers only a conditional load: to one that named no version it is the server's fault, not a sign
+        // that this device's copy (which it may not have) is current.
+        case 304 where tag != nil: return .notModified
+        case 304: throw .rejected(status: 304, code: "unconditional_not_modified")
         default: throw Self.error(response, data)
         }
     }

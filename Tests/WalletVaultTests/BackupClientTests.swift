@@ -269,6 +269,17 @@ struct BackupClientTests {
         #expect(try await backup.load(ifNoneMatch: version) == .notModified)
     }
 
+    @Test func aNotModifiedToALoadThatNamedNoVersionIsTheServersFault() async throws {
+        // A lying server or a confused cache: `.notModified` would tell a device with no copy (a recovery, a pairing
+        // confirmation) that its missing copy is current.
+        let transport = MockTransport { request, _ in
+            request.url!.path.hasSuffix("wallet-session-token.ashx") ? (200, [:], sessionAnswer) : (304, [:], Data())
+        }
+        let (_, backup) = client(transport)
+        await #expect(throws: BackupError.rejected(status: 304, code: "unconditional_not_modified")) { try await backup.load() }
+        #expect(try await backup.load(ifNoneMatch: "2026-08-12T19:00:00.000Z") == .notModified)
+    }
+
     @Test func anAnswerThatNamesNoVersionOrTheWrongOneIsRefused() async throws {
         for etag in [nil, "\"v1\"", "2026-08-12T19:00:00.000Z", "\"2026-08-12T19:00:00.000Z\", \"2026-08-12T19:00:00.001Z\""] {
             let transport = MockTransport { request, _ in

@@ -2,6 +2,7 @@ package com.walletvault
 
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.async
@@ -15,6 +16,7 @@ import java.net.HttpURLConnection
 import java.net.URL
 import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletableFuture
+import kotlin.coroutines.coroutineContext
 import kotlin.coroutines.resume
 
 /**
@@ -115,6 +117,12 @@ class RetryPolicy(val maxAttempts: Int = 4, val baseDelayMillis: Long = 250, val
 }
 
 /**
+ * Whether the calling coroutine was cancelled: a CancellationException that app code throws of its own accord (a
+ * `withTimeout` inside it, a dismissed dialog's coroutine) while its caller is still active is a failure of that code.
+ */
+internal suspend fun callerIsCancelled(): Boolean = coroutineContext[Job]?.isActive == false
+
+/**
  * Sends with retries: network errors and 5xx are retried up to the policy's bound; cancellation never is (the waits
  * are the clock's cancellable sleeps). Throws [BackupError.ServerUnavailable] or [BackupError.Transport] once the
  * attempts ran out, [BackupError.Transport] at once for a transport failing with anything but an IOException.
@@ -131,7 +139,10 @@ class RetryingSender(private val transport: HttpTransport, private val policy: R
                 if (response.status < 500) return response
                 BackupError.ServerUnavailable(response.status)
             } catch (e: CancellationException) {
-                throw e
+                // An app's transport that gives up by itself (a `withTimeout` inside it; Ktor 1's request timeout is
+                // a CancellationException) while this caller goes on has failed as a network does.
+                if (callerIsCancelled()) throw e
+                BackupError.Transport(e.javaClass.simpleName, e)
             } catch (e: IOException) {
                 BackupError.Transport(e.javaClass.simpleName, e)
             } catch (e: Exception) {
@@ -361,7 +372,9 @@ class BackupClient(
                 if (syncId != null && UtcTime.parse(served).let { it == null || it != UtcTime.parse(syncId) }) throw BackupError.Rejected(200, "wrong_version")
                 Snapshot(response.body, served)
             }
-            304 -> null
+            // A 304 answers only a conditional load: to one that named no version it is the server's fault, not a sign
+            // that this device's copy (which it may not have) is current.
+            304 -> if (ifNoneMatch != null) null else throw BackupError.Rejected(304, "unconditional_not_modified")
             else -> throw error(response)
         }
     }

@@ -64,7 +64,7 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
 
     /** False only when the file's tag does not verify under this key (AES-GCM's answer to "sealed under another key"). */
     private fun openedHere(name: String, file: File): Boolean {
-        val sealed = try { file.readBytes() } catch (e: IOException) { return true }
+        val sealed = try { Files.readAllBytes(file.toPath()) } catch (e: IOException) { return true }
         return try {
             decrypt(name, sealed)
             true
@@ -105,7 +105,9 @@ class LocalVaultStore(val directory: File, private val atRestKey: SecretKey) {
     fun read(name: String): ByteArray? {
         val file = File(directory, "$name.sealed")
         if (!file.exists()) return null
-        return open(name, try { file.readBytes() } catch (e: IOException) { throw SyncException(SyncException.Code.LOCAL_STORAGE, "cannot read $name") })
+        // Files.readAllBytes reads to the end of the file opened: Kotlin 1.3's File.readBytes reads as many bytes as the
+        // path's length at the time, so a file replaced (renamed over) by a shorter one in between read short.
+        return open(name, try { Files.readAllBytes(file.toPath()) } catch (e: IOException) { throw SyncException(SyncException.Code.LOCAL_STORAGE, "cannot read $name") })
     }
 
     /** Writes atomically: a temporary file, then a rename. */

@@ -111,8 +111,9 @@ class PairingRequest(val publicKey: PublicJwk.P256, val label: String) {
  * [status], [devices], [keyHealth], [anchor], [pairingRequest]) read or write small local files on the caller's thread.
  *
  * Every public call throws only [SyncException] (with the [BackupError] or [VaultException] behind it as
- * [SyncException.backupError] or cause), or CancellationException: an exception from the app's own code (its
- * [DeviceKeyStore], transport, token source, authenticator) arrives as a [SyncException], never raw.
+ * [SyncException.backupError] or cause), or CancellationException when the calling coroutine is cancelled: an
+ * exception from the app's own code (its [DeviceKeyStore], transport, token source, authenticator, conflict handler),
+ * a CancellationException it throws while its caller goes on among them, arrives as a [SyncException], never raw.
  */
 class VaultSyncEngine(
     private val store: LocalVaultStore,
@@ -172,9 +173,12 @@ class VaultSyncEngine(
     /** What this device last synced and whether edits wait. Throws [SyncException] `LOCAL_STORAGE`. */
     fun status(): LocalVaultStore.Record = guardedNow { store.record() }
 
-    private class Snapshot(val document: VaultDocument?, val generation: Long)
+    /** The working copy, the edit generation and the sync record, read together under the edit lock. */
+    private class Snapshot(val document: VaultDocument?, val generation: Long, val record: LocalVaultStore.Record)
 
-    private fun snapshot() = synchronized(editLock) { Snapshot(store.workingCopy(), generation) }
+    // The record is read with the copy: read before it, outside the lock, it could say "no edits" while the copy
+    // already held an edit made in between, and a restore planned from it overwrote that edit.
+    private fun snapshot() = synchronized(editLock) { Snapshot(store.workingCopy(), generation, store.record()) }
 
     /**
      * Records what the server now holds ([result], sealed as [blob], version [version]) and makes it the working copy,
@@ -347,10 +351,10 @@ class VaultSyncEngine(
     }
 
     private suspend fun syncRound(): SyncReport? {
-        val record = store.record()
+        val start = snapshot()
+        val record = start.record
         val next = record.nextAttemptAt
         if (next != null && clock.nowMillis() < next && record.hasLocalEdits) return SyncReport.RateLimited(next)
-        val start = snapshot()
         val working = start.document
         val remote = loadRemote(record.syncedVersion)
         try {
@@ -981,15 +985,26 @@ class VaultSyncEngine(
 
     /** Runs [body] on [ioDispatcher] with only [SyncException] (or CancellationException) leaving it. */
     private suspend fun <T> guarded(body: suspend () -> T): T = withContext(ioDispatcher) {
-        try { body() } catch (e: Exception) { throw sealedFailure(e) }
+        try {
+            body()
+        } catch (e: CancellationException) {
+            // Raw only when this caller was cancelled: thrown by the app's own code (a conflict handler's `withTimeout`,
+            // an authenticator's cancelled continuation) while the caller goes on, it is that code failing.
+            throw if (callerIsCancelled()) e else sealedFailure(e)
+        } catch (e: Exception) {
+            throw sealedFailure(e)
+        }
     }
 
     /** Runs [body] on the caller's thread with only [SyncException] leaving it. */
     private inline fun <T> guardedNow(body: () -> T): T = try { body() } catch (e: Exception) { throw sealedFailure(e) }
 
-    /** [e] as the [SyncException] an app decides on; CancellationException and SyncException as they are. */
-    private fun sealedFailure(e: Exception): Exception = when (e) {
-        is CancellationException, is SyncException -> e
+    /**
+     * [e] as the [SyncException] an app decides on; a SyncException as it is. A CancellationException reaching here is
+     * the app's own code failing ([guarded] lets a cancelled caller's through first; a plain call has no caller to cancel).
+     */
+    private fun sealedFailure(e: Exception): SyncException = when (e) {
+        is SyncException -> e
         is VaultException -> envelopeFailure(e)
         is BackupError -> backupFailure("the server call failed", e)
         // The app's own code (a DeviceKeyStore, an authenticator, a conflict handler, an edit) failed: reported by

@@ -115,7 +115,8 @@ private suspend fun VaultSyncEngine.remoteMoved(waitSeconds: Int): Boolean = wit
         throw SyncException(if (e is BackupError.Transport) SyncException.Code.OFFLINE else SyncException.Code.SERVER,
             "waiting for changes failed", e)
     } catch (e: CancellationException) {
-        throw e
+        // As [VaultSyncEngine.sync]: raw only when this caller was cancelled.
+        throw if (callerIsCancelled()) e else SyncException(SyncException.Code.LOCAL_STORAGE, "unexpected ${e.javaClass.simpleName}", cause = e)
     } catch (e: Exception) {
         // The app's own code (its transport or token source) failed otherwise: by class name only, as [sync] reports it.
         throw SyncException(SyncException.Code.LOCAL_STORAGE, "unexpected ${e.javaClass.simpleName}", cause = e)

@@ -289,6 +289,29 @@ class NetworkTest {
      * Before, only exactly `"…"` was read: every load through such a proxy failed with `missing_etag`, and `"v1"` was
      * taken as the version (and sent back in `If-Match`).
      */
+    /**
+     * A 304 answers only a conditional load. To one that named no version (a recovery, a pairing confirmation) a lying
+     * server's or a confused cache's 304 was taken as "unchanged", and the engine then failed as LOCAL_STORAGE on a
+     * null synced version, blaming this device's storage for the server's answer.
+     */
+    @Test
+    fun aNotModifiedToALoadThatNamedNoVersionIsTheServersFault() {
+        val stored = runSuspending { client.save(blob) }
+        val liar = object : HttpTransport {
+            override suspend fun send(request: HttpRequest): HttpResponse =
+                if (request.url.contains("action=load")) HttpResponse(304, emptyMap(), ByteArray(0)) else server.send(request)
+        }
+        val behind = BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, liar, clock), liar, clock)
+        try {
+            runSuspending { behind.load() }
+            fail<Unit>("a 304 to an unconditional load was taken")
+        } catch (e: BackupError.Rejected) {
+            assertEquals(304, e.status)
+            assertEquals("unconditional_not_modified", e.code)
+        }
+        assertNull(runSuspending { behind.load(ifNoneMatch = stored) })
+    }
+
     @Test
     fun aLoadReadsAWeakETagAndRefusesOneThatIsNoSyncId() {
         runSuspending { client.save(blob) }

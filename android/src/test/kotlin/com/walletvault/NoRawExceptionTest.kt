@@ -17,7 +17,9 @@ class NoRawExceptionTest {
     private enum class Point { TRANSPORT, TOKEN_SOURCE, KEY_STORE, AUTHENTICATOR, CONFLICT_HANDLER, EDIT }
 
     private val failures: List<() -> Exception> = listOf({ RuntimeException("boom") }, { IOException("reset") },
-        { UnknownHostException("server.example") }, { IllegalStateException("state") }, { SecurityException("denied") })
+        { UnknownHostException("server.example") }, { IllegalStateException("state") }, { SecurityException("denied") },
+        // App code giving up of its own accord while its caller goes on (a `withTimeout` inside it, Ktor 1's timeout).
+        { CancellationException("gave up") })
 
     /** The failure points, armed one at a time. */
     private class Faults {

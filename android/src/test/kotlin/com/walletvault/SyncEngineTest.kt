@@ -160,6 +160,51 @@ class SyncEngineTest {
         assertTrue(b2.status().hasLocalEdits)
     }
 
+    /** A clock that runs [hook] once, at its next reading, before it answers. */
+    private class HookedClock(private val inner: FakeClock) : WalletClock {
+        @Volatile var hook: (() -> Unit)? = null
+        override fun nowMillis(): Long {
+            val run = hook
+            hook = null
+            run?.invoke()
+            return inner.nowMillis()
+        }
+        override suspend fun sleep(millis: Long) = inner.sleep(millis)
+    }
+
+    @Test
+    fun anEditMadeAsARestoringSyncBeginsIsNeverLost() {
+        // The phone has nothing pending and the tablet saved since, so the phone's sync restores. The user's edit lands
+        // as the round reads its clock, which the round before this fix did after reading the sync record and before
+        // taking its snapshot: the record said "no edits", the snapshot held the edit, and the restore overwrote it.
+        val keys = TestDeviceKeys()
+        val phoneClock = HookedClock(clock)
+        fun store(label: String) = LocalVaultStore(Files.createTempDirectory("wv-$label").toFile(), SecretKeySpec(Crypto.randomBytes(32), "AES"))
+        fun engine(store: LocalVaultStore, label: String, engineClock: WalletClock) = VaultSyncEngine(store,
+            BackupClient("http://fake", SessionTokenProvider("http://fake", { "oidc-ok" }, server, clock), server, clock), keys, label,
+            clock = engineClock)
+        val phoneStore = store("phone")
+        val phone = engine(phoneStore, "phone", phoneClock)
+        val tablet = engine(store("tablet"), "tablet", clock)
+        runSuspending { phone.createVault() }
+        runSuspending { tablet.sync() }
+        tablet.edit { d, now -> d.set("a", Json.str("from the tablet"), now) }
+        assertTrue(runSuspending { tablet.sync() } is SyncReport.Pushed)
+        // A rate limit that has passed: the round reads the clock to see that it has.
+        val record = phone.status()
+        assertFalse(record.hasLocalEdits)
+        phoneStore.save(LocalVaultStore.Record(record.syncedVersion, false, 1L))
+        phoneClock.hook = { phone.edit { d, now -> d.set("b", Json.str("edited on the phone"), now) } }
+        runSuspending { phone.sync() }
+        assertEquals(null, phoneClock.hook, "the edit was made during the sync")
+        assertEquals("edited on the phone", phone.document()!!.liveValues["b"]?.string)
+        assertEquals("from the tablet", phone.document()!!.liveValues["a"]?.string)
+        assertTrue(phone.status().hasLocalEdits, "the edit is still to be pushed")
+        assertTrue(runSuspending { phone.sync() } is SyncReport.Pushed)
+        runSuspending { tablet.sync() }
+        assertEquals("edited on the phone", tablet.document()!!.liveValues["b"]?.string)
+    }
+
     @Test
     fun concurrentSyncsAreSerialised() {
         val (a, _) = pairedDevices()
