@@ -74,6 +74,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var storageWorkers: BlockingWorkPool?
     /// Requests running on `storageWorkers`: libmicrohttpd must not stop while a connection is suspended.
     private let suspended = DispatchGroup()
+    /// Whether a request may still be handed to `storageWorkers`. `stop` closes it before it waits for `suspended`,
+    /// under the same lock as each such `suspended.enter()`: a request whose headers arrived just after that wait
+    /// began was suspended all the same, and libmicrohttpd aborts the process when it stops with a connection
+    /// suspended ("MHD_stop_daemon() called while we have suspended connections", seen at SIGTERM).
+    private let offloading = Mutex(true)
     /// Open connections and when their current header section began, for the header deadline.
     private let watch = ConnectionWatch()
     /// Requests held open (long-polls), their deadlines and their clients' hang-ups.
@@ -155,6 +160,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop() {
         watch.stopSweeping()
         held.stop()
+        offloading.withLock { $0 = false }
         suspended.wait()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
@@ -263,11 +269,18 @@ public final class HTTPServer: @unchecked Sendable {
             return queue(
                 responder.respond(to: request), for: upload, on: connection, closing: draining.load(ordering: .acquiring))
         }
+        let offloaded = offloading.withLock { open in
+            if open { suspended.enter() }
+            return open
+        }
+        guard offloaded else {
+            // Stopping: answered here, on libmicrohttpd's thread, which the stop waits for.
+            return queue(responder.respond(to: request), for: upload, on: connection, closing: true)
+        }
         upload.answered = true
         upload.body = Data()
         MHD_suspend_connection(connection)
         let resumable = SuspendedConnection(connection)
-        suspended.enter()
         storageWorkers.run { [responder, suspended] in
             let response = responder.respond(to: request)
             upload.offloadedResponse.withLock { $0 = response }
