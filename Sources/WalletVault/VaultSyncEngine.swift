@@ -314,10 +314,12 @@ public actor VaultSyncEngine {
                     backoffSeconds = 1
                     continue
                 }
-                // The version the long-poll found is taken in only at the next attempt: until then every long-poll
-                // finds it again at once, so the loop waits for that time, but checks again within a minute.
+                // The edits may be saved only at the next attempt: the loop waits for that time (checking again within
+                // a minute) and then syncs again rather than long-polls, since the version a merge met is the synced
+                // one by now and no long-poll would find a change to start that sync.
                 let secondsLeft = Double(nextAttempt.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch) / 1000
                 pause = min(Self.changesMaxBackoffSeconds, max(backoffSeconds, secondsLeft))
+                syncDue = true
             } catch {
                 if Task.isCancelled { break }
                 if case .rateLimited(let seconds)? = error.backupError {
@@ -587,9 +589,19 @@ public actor VaultSyncEngine {
         case .save(let chosen, let conflicts):
             let state = try await enrollingThisDevice(in: opened.state) ?? opened.state
             let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: state) }
-            return .merged(
-                version: try await upload(sealed, document: chosen, basedOn: working, precondition: .ifMatch(syncID: version)),
-                conflicts: conflicts)
+            do throws(SyncError) {
+                return .merged(
+                    version: try await upload(sealed, document: chosen, basedOn: working, precondition: .ifMatch(syncID: version)),
+                    conflicts: conflicts)
+            } catch {
+                // The cloud version was opened, and the opener accepted its counter: it becomes the synced one, the
+                // merge pending on top. Kept on the older one, every operation opening the synced copy until the next
+                // successful save (for a 429, an hour) reported a rollback.
+                try store.commitSynced(
+                    cloud, blob: snapshot.blob, working: try workingCopy(over: chosen, basedOn: working),
+                    record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: true, nextAttemptAt: nil))
+                throw error
+            }
         }
     }
 
@@ -1197,19 +1209,20 @@ public actor VaultSyncEngine {
         return version
     }
 
+    /// `document`, with an edit made since `working` was read replayed onto it (winning where both changed an item, as
+    /// the later change); `document` itself when none was.
+    private func workingCopy(over document: VaultDocument, basedOn working: WorkingRead) throws(SyncError) -> VaultDocument {
+        guard working.generation != editGeneration else { return document }
+        let current = try store.workingCopy() ?? document
+        return ThreeWayMerge.merge(base: working.document ?? VaultDocument(), local: current, remote: document, conflictWinner: .local)
+            .merged
+    }
+
     /// Records `document` as what the server holds at `version`. The working copy becomes it, unless an edit came
     /// in since `working` was read: then that edit is replayed onto it (winning where both changed an item, as the
     /// later change) and stays pending for the next sync.
     private func recordSaved(_ document: VaultDocument, blob: Data, version: String, basedOn working: WorkingRead) throws(SyncError) {
-        var newWorking = document
-        if working.generation != editGeneration {
-            let current = try store.workingCopy() ?? document
-            newWorking =
-                ThreeWayMerge.merge(
-                    base: working.document ?? VaultDocument(), local: current, remote: document,
-                    conflictWinner: .local
-                ).merged
-        }
+        let newWorking = try workingCopy(over: document, basedOn: working)
         try store.commitSynced(
             document, blob: blob, working: newWorking,
             record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: newWorking != document, nextAttemptAt: nil))

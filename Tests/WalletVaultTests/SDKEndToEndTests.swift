@@ -507,6 +507,43 @@ struct SDKEndToEndTests {
         Issue.record("the operation did not go through once the cap allowed it")
     }
 
+    /// A merge whose save met the hourly cap: the version it merged over was opened and its counter accepted, so it
+    /// becomes this device's synced version, with the merge pending on top. Before, the synced copy stayed the older
+    /// version, and every operation that opens it (a revoke, an approval, a confirmation code) reported
+    /// `.rollbackDetected` until the cap lifted: a false alarm, and an urgent revoke refused.
+    @Test func aMergeWhoseSaveMetTheCapLeavesNoFalseRollback() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let limited = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: limited, conflictHandler: nil)
+        _ = try await a.engine.createVault()
+        try await a.set("x", "1")
+        _ = try await a.engine.sync()
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        let bKekID = try #require(try await a.engine.devices().first { $0.label == "B" }?.kekID)
+        try await b.set("y", "from B")
+        _ = try await b.engine.sync()
+        try await a.set("z", "from A")
+        limited.play([.rateLimited(retryAfter: 120)], to: .saves)
+        let report = try await a.engine.sync()
+        guard case .rateLimited = report else {
+            Issue.record("expected the rate limit, got \(report)")
+            return
+        }
+        #expect(try await a.values()["y"] == .string("from B"), "the version merged over is the synced one")
+        #expect(try await a.values()["z"] == .string("from A"))
+        #expect(await a.engine.status().hasLocalEdits)
+        do throws(SyncError) {
+            _ = try await a.engine.revoke(kekID: bKekID)
+        } catch {
+            Issue.record("the revoke failed: \(error)")
+        }
+        #expect(try await !a.engine.devices().contains { $0.label == "B" })
+        #expect(await !a.engine.status().hasLocalEdits, "the revoke saved the merge with it")
+    }
+
     /// A vault the client's own limit lets through but the server's `max_blob_bytes` refuses (a 413) is `.tooLarge`,
     /// as the client's own check is, and not a `.server` failure that `changes()` would retry, uploading it again each
     /// time.

@@ -181,16 +181,17 @@ class VaultSyncEngine(
     private fun snapshot() = synchronized(editLock) { Snapshot(store.workingCopy(), generation, store.record()) }
 
     /**
-     * Records what the server now holds ([result], sealed as [blob], version [version]) and makes it the working copy,
-     * unless edits happened since [start]: then those edits are merged on top and remain local edits.
+     * Records what the server now holds ([result], sealed as [blob], version [version]) and makes [pending] the working
+     * copy (by default [result] itself), unless edits happened since [start]: then those edits are merged on top. Edits
+     * made meanwhile, or a [pending] copy other than [result], remain local edits.
      */
-    private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot) {
+    private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot, pending: VaultDocument = result) {
         synchronized(editLock) {
             val editedMeanwhile = generation != start.generation
-            val working = if (!editedMeanwhile) result else {
-                ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), result, ThreeWayMerge.Winner.LOCAL).merged
+            val working = if (!editedMeanwhile) pending else {
+                ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), pending, ThreeWayMerge.Winner.LOCAL).merged
             }
-            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile, null))
+            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile || pending !== result, null))
         }
     }
 
@@ -556,7 +557,15 @@ class VaultSyncEngine(
         val chosen = outcome as? MergeOutcome.Save ?: return restore(remote, start, opened)
         // The base stays the last version this copy descends from until the merged save is accepted. A device that
         // confirmed its pairing with edits pending saves its enrollment and the merge together.
-        val saved = saveOver(opened.state, enrollingThisDevice(opened.state), chosen.document, remote.syncId, start)
+        val saved = try {
+            saveOver(opened.state, enrollingThisDevice(opened.state), chosen.document, remote.syncId, start)
+        } catch (e: Exception) {
+            // The cloud version was opened, and the opener accepted its counter: it becomes the synced one, the merge
+            // pending on top. Kept on the older one, every operation opening the synced copy until the next successful
+            // save (for a 429, an hour) reported a rollback.
+            writeBack(cloud, remote.blob, remote.syncId, start, pending = chosen.document)
+            throw e
+        }
         return SyncReport.Merged(saved, chosen.conflicts)
     }
 

@@ -66,10 +66,12 @@ suspend fun VaultSyncEngine.changes(waitSeconds: Int = VaultChanges.WAIT_SECONDS
                 report = sync()
                 syncDue = false
                 if (report is SyncReport.RateLimited) {
-                    // The device may not save before nextAttemptAt, and the server's newer version would answer the
-                    // next long-poll at once: without this pause every round would load the blob and report again.
+                    // The device may not save before nextAttemptAt: without this pause every round would report again.
+                    // After it the edits are tried again, rather than waiting for a long-poll: the merged-over
+                    // version is the synced one by now, so no long-poll would find a change to start the sync.
                     val left = report.nextAttemptAt - clock.nowMillis()
                     pause = minOf(VaultChanges.MAX_BACKOFF_MILLIS, maxOf(failed(), left))
+                    syncDue = true
                 } else {
                     backoff = VaultChanges.FIRST_BACKOFF_MILLIS
                 }

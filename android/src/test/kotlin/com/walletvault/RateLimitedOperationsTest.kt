@@ -1,7 +1,9 @@
 package com.walletvault
 
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
 import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
 
@@ -48,5 +50,34 @@ class RateLimitedOperationsTest {
         server.rateLimitSaves = false
         val report = run()
         assertTrue(report !is SyncReport.RateLimited, "the operation did not go through once the cap allowed it: $report")
+    }
+
+    /**
+     * A merge whose save met the cap (Swift's aMergeWhoseSaveMetTheCapLeavesNoFalseRollback): the version it merged
+     * over was opened and its counter accepted, so an operation opening the synced copy afterwards must not take the
+     * copy for a rollback. The revoke of a lost phone goes through.
+     */
+    @Test
+    fun aMergeWhoseSaveMetTheCapLeavesNoFalseRollback() {
+        val laptop = TestProfile(clock, server)
+        val phone = TestProfile(clock, server)
+        runSuspending { laptop.engine.createVault() }
+        laptop.set("x", "1")
+        laptop.sync()
+        val approved = runSuspending { laptop.engine.approve(PairingRequest.parse(phone.engine.pairingRequest().encoded)) }
+        runSuspending { phone.engine.confirmPairing(approved.confirmationCode) }
+        laptop.sync()
+        val phoneKekId = laptop.engine.devices().first { !it.isThisDevice && !it.isRecoveryPath }.kekId
+        phone.set("y", "from the phone")
+        phone.sync()
+        laptop.set("z", "from the laptop")
+        server.rateLimitSaves = true
+        assertTrue(laptop.sync() is SyncReport.RateLimited)
+        server.rateLimitSaves = false
+        assertTrue(laptop.engine.status().hasLocalEdits)
+        runSuspending { laptop.engine.revoke(phoneKekId) }
+        assertFalse(laptop.engine.devices().any { it.kekId == phoneKekId })
+        assertEquals("from the phone", laptop.engine.document()!!.liveValues["y"]?.string)
+        assertEquals("from the laptop", laptop.engine.document()!!.liveValues["z"]?.string)
     }
 }

@@ -241,8 +241,8 @@ class VaultChangesTest {
     @Test
     fun aRateLimitedSavePausesTheLoopUntilItsNextAttemptAtMostAMinute() {
         val (phone, tablet) = tabletWithAnEditBehindThePhone()
-        // Every save is refused with Retry-After 120: the tablet's sync reports RateLimited, and the server's newer
-        // version answers each long-poll at once, so only the pauses keep the loop from a flood.
+        // Every save is refused with Retry-After 120: the tablet's sync reports RateLimited, and the loop syncs again
+        // after each pause (no long-poll would find a change), so only the pauses keep it from a flood.
         server.rateLimitSaves = true
         Watcher(tablet.engine).use { watcher ->
             // Each report is delivered before its pause; a flood of reports (the bug) ends the wait too.
@@ -255,25 +255,34 @@ class VaultChangesTest {
         }
         server.rateLimitSaves = false
         clock.now += 200_000
-        assertTrue(tablet.sync() is SyncReport.Merged, "the edit waited locally for the next attempt")
+        // Pushed over the phone's version: the merge that met the cap made that version the tablet's synced one.
+        assertTrue(tablet.sync() is SyncReport.Pushed, "the edit waited locally for the next attempt")
         phone.sync()
         assertEquals("tablet edit", phone.value("card"))
     }
 
+    /**
+     * A rate-limited device's edit is pushed by the loop once the cap lifts, with no other device saving meanwhile.
+     * The merge that met the cap made the phone's version the tablet's synced one, so a long-poll after the pause
+     * would be held until something else changed; the loop syncs again instead.
+     */
     @Test
-    fun aRateLimitedSaveCountsAsAFailureForTheBackoff() {
-        val transport = Interposed(server)
-        val (_, tablet) = tabletWithAnEditBehindThePhone(transport)
+    fun aRateLimitedEditIsPushedByTheLoopOnceTheCapLifts() {
+        val (phone, tablet) = tabletWithAnEditBehindThePhone()
         server.rateLimitSaves = true
-        transport.script.addAll(listOf(Scripted.Unavailable, Scripted.Unavailable))
         Watcher(tablet.engine).use { watcher ->
-            // A flood of reports (the bug) ends the wait too.
-            waitUntil("four pauses") { sleeps().size >= 4 || watcher.reports.size >= 50 }
-            // RateLimited with 120 s left: a minute, and the backoff 1 s -> 2 s; two 503s on the long-poll: 2 s and 4 s
-            // (the report did not reset the backoff); RateLimited with 54 s left: those 54 s, above the 8 s step.
-            assertEquals(listOf(60_000L, 2_000L, 4_000L, 54_000L), sleeps().take(4), sleeps().toString())
+            assertTrue(watcher.next() is SyncReport.RateLimited)
+            waitUntil("the pause after the report") { sleeps().isNotEmpty() }
+            server.rateLimitSaves = false
+            clock.now += 200_000
+            var report = watcher.next()
+            while (report is SyncReport.RateLimited) report = watcher.next()
+            assertTrue(report is SyncReport.Pushed, "the loop did not push the edit: $report")
+            assertEquals(0, server.waitingLongPolls.get(), "the loop waited on a long-poll before the push")
             assertEquals(null, watcher.failure)
         }
+        phone.sync()
+        assertEquals("tablet edit", phone.value("card"))
     }
 
     /**
@@ -299,7 +308,8 @@ class VaultChangesTest {
         }
         server.rateLimitSaves = false
         clock.now += 2_000
-        assertTrue(tablet.sync() is SyncReport.Merged, "the edit waited locally for the next attempt")
+        // Pushed over the phone's version: the merge that met the cap made that version the tablet's synced one.
+        assertTrue(tablet.sync() is SyncReport.Pushed, "the edit waited locally for the next attempt")
     }
 
     @Test
