@@ -273,7 +273,16 @@ public struct LocalVaultStore: Sendable {
 
     /// The contents of `name`, sealed under the at-rest key with the file name as associated data; nil without the file.
     private func readSealed(_ name: String) throws(SyncError) -> Data? {
-        guard let sealed = try? Data(contentsOf: url(name)) else { return nil }
+        let sealed: Data
+        do {
+            sealed = try Data(contentsOf: url(name))
+        } catch {
+            // Only a missing file is no copy. One that is there but cannot be read now (an I/O error, no descriptor
+            // left, data protection before the first unlock) was taken for none, and a sync then restored over the
+            // pending edits it held; the file is written by renaming over it, which still works.
+            guard FileManager.default.fileExists(atPath: url(name).path) else { return nil }
+            throw SyncError(.localStorage, "\(name) cannot be read")
+        }
         do {
             return try AES.GCM.open(
                 try AES.GCM.SealedBox(combined: sealed), using: try atRestKey(), authenticating: Data(name.utf8))

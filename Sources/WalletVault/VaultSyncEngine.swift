@@ -660,10 +660,18 @@ public actor VaultSyncEngine {
             // that cannot read the vault sends no proof: the server then erases only a vault that names no write key.
             var writer: WriterKeys?
             var storedVersion: String?
-            if (try? await syncNow()) != nil, let version = store.syncRecord().syncedVersion, let state = try? await openSynced() {
-                writer = WriterKeys(basis: state.identity, next: nil)
-                storedVersion = version
+            do throws(SyncError) {
+                _ = try await syncNow()
+                if let version = store.syncRecord().syncedVersion {
+                    writer = WriterKeys(basis: try await openSynced().identity, next: nil)
+                    storedVersion = version
+                }
+            } catch  where Self.cannotRead.contains(error.code) {
+                // No proof; the server decides (below).
             }
+            // Any other failure of the sync (a conflict, a cancelled prompt, the network) is reported as it is, nothing
+            // erased: erasing anyway sent no proof, or one over an older version, and a member was told by the 403
+            // that it had been removed from its own vault.
             do throws(BackupError) { try await backup.erase(writer: writer, storedSyncID: storedVersion) } catch {
                 throw Self.serverError("erasing the vault failed", error)
             }
@@ -833,10 +841,12 @@ public actor VaultSyncEngine {
     /// Counts a wrong confirmation code and returns the error to report; past the cap, a device that is not yet a
     /// member replaces its pairing key.
     private func countFailedConfirmation() async throws(SyncError) -> SyncError {
+        let isMember = await counters.anchor(for: Self.vaultID) != nil || store.syncedBlob() != nil
+        // Read after the await: an edit made while it was suspended set the pending flag, which a record read before
+        // it and saved here would clear, and a later restore would then overwrite the edit.
         var record = store.syncRecord()
         let failed = (record.failedConfirmations ?? 0) + 1
         let advice = "on the approving device, remove the device just approved (it may be an impostor's)"
-        let isMember = await counters.anchor(for: Self.vaultID) != nil || store.syncedBlob() != nil
         guard failed >= Self.maxFailedConfirmations, !isMember else {
             record.failedConfirmations = failed
             try store.save(record)
@@ -1230,6 +1240,13 @@ public actor VaultSyncEngine {
 
     /// The `SyncError` for a refused or failed request: `.removedFromVault` when the server wants a writer proof this
     /// device cannot give, `.tooLarge` for its 413, `.server` otherwise.
+    /// The failures that mean this device cannot read the vault the server holds, and so has no write key to prove
+    /// membership by: an erasure then goes without a proof.
+    private static let cannotRead: Set<SyncError.Code> = [
+        .noVault, .noAccess, .removedFromVault, .keyInvalidated, .confirmationRequired, .confirmationMismatch, .tampered,
+        .rollbackDetected, .forkDetected,
+    ]
+
     private static func serverError(_ what: String, _ error: BackupError) -> SyncError {
         if error == .blobTooLarge {
             // The server's own limit (below this client's): as final as the client's check, and not to be retried.

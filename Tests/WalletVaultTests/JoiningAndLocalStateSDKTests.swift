@@ -72,6 +72,25 @@ import WalletVault
         #expect(!(try await reopened.values()).values.contains(.string(Self.planted)))
     }
 
+    /// A working copy that is there but cannot be read is no missing copy: taken for none, the next sync planned a
+    /// restore over the edits it held and wrote the server's copy in its place (renaming over a file works when reading
+    /// it does not). A directory in its place stands for the unreadable file here, since the tests run as root.
+    @Test func aWorkingCopyThatCannotBeReadIsNotTakenForNone() async throws {
+        let (_, _, _, b) = try await Self.pairedDevices()
+        let working = b.directory.appendingPathComponent("working.sealed")
+        try FileManager.default.removeItem(at: working)
+        try FileManager.default.createDirectory(at: working, withIntermediateDirectories: false)
+        let store = try LocalVaultStore(directory: b.directory)
+        do {
+            let copy = try store.workingCopy()
+            Issue.record("an unreadable working copy read as \(copy == nil ? "none" : "a copy")")
+        } catch {
+            #expect(error.code == .localStorage)
+        }
+        try FileManager.default.removeItem(at: working)
+        #expect(try store.workingCopy() == nil, "a missing copy is none")
+    }
+
     // MARK: Point 10: the counter file is authenticated
 
     @Test func anEditedCounterFileIsRefusedNotTakenAsAFreshStart() async throws {

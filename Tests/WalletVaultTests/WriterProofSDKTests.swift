@@ -35,6 +35,22 @@ import WalletVault
         #expect(try await a.values()["visa"] == .string("V1"))
     }
 
+    /// A member whose sync before the erasure fails (here a conflict with no handler to decide it) is told why, and
+    /// nothing is erased. Before, the failure was dropped, the erasure went out with a proof over the older version
+    /// it still had, and the server's 403 reached the member as `.removedFromVault`: pair again or recover.
+    @Test func aMemberWhoseSyncBeforeTheErasureFailsIsToldWhyAndNothingIsErased() async throws {
+        let (_, _, a, b) = try await JoiningAndLocalStateSDKTests.pairedDevices()
+        try await a.set("passport", "from A")
+        _ = try await a.engine.sync()
+        try await b.set("passport", "from B")
+        await requireError(.unresolvedConflict) { try await b.engine.eraseAccount() }
+        guard case .blob = try await a.backup.load() else {
+            Issue.record("the vault was erased")
+            return
+        }
+        #expect(try await b.values()["passport"] == .string("from B"), "nothing local changed")
+    }
+
     @Test func theOldEpochsWriteKeyProvesNothingAfterTheRevocation() async throws {
         // The strongest revoked device: it knew the old epoch's secret (here through the old recovery code) and signs
         // with that epoch's write key over the version the server holds now.

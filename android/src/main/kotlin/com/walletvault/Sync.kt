@@ -137,6 +137,14 @@ class VaultSyncEngine(
         private val MAY_PASS = setOf(
             SyncException.Code.LOCAL_STORAGE, SyncException.Code.NOT_NOW, SyncException.Code.AUTHENTICATION_CANCELED,
             SyncException.Code.KEY_INVALIDATED, SyncException.Code.SERVER, SyncException.Code.OFFLINE)
+        /**
+         * The failures that mean this device cannot read the vault the server holds, and so has no write key to prove
+         * membership by: an erasure then goes without a proof (as Swift's `cannotRead`).
+         */
+        private val CANNOT_READ = setOf(
+            SyncException.Code.NO_VAULT, SyncException.Code.NO_ACCESS, SyncException.Code.REMOVED_FROM_VAULT,
+            SyncException.Code.KEY_INVALIDATED, SyncException.Code.CONFIRMATION_REQUIRED, SyncException.Code.CONFIRMATION_MISMATCH,
+            SyncException.Code.TAMPERED, SyncException.Code.ROLLBACK_DETECTED, SyncException.Code.FORK_DETECTED)
         private const val REVOKE_ADVICE =
             "on the approving device, remove (revoke) the device entry just approved, since an impostor may be enrolled"
     }
@@ -555,8 +563,7 @@ class VaultSyncEngine(
         val cloud = decode(opened.plaintext)
         val outcome = mergeOutcome(working, cloud, opened.state.envelope.updatedAtMillis)
         val chosen = outcome as? MergeOutcome.Save ?: return restore(remote, start, opened)
-        // The base stays the last version this copy descends from until the merged save is accepted. A device that
-        // confirmed its pairing with edits pending saves its enrollment and the merge together.
+        // A device that confirmed its pairing with edits pending saves its enrollment and the merge together.
         val saved = try {
             saveOver(opened.state, enrollingThisDevice(opened.state), chosen.document, remote.syncId, start)
         } catch (e: Exception) {
@@ -860,10 +867,14 @@ class VaultSyncEngine(
     suspend fun eraseAccount(): Unit = exclusive {
         // A member proves it may erase by the write key of the version it reads now (FORMAT.md §11.8); a device that
         // cannot read the vault sends no proof, and the server then erases only a vault that names no write key.
+        // Any other failure of the sync (a conflict, a cancelled prompt, the network) is thrown as it is, nothing
+        // erased: erasing anyway sent no proof, or one over an older version, and a member was told by the 403 that it
+        // had been removed from its own vault.
         val member = try {
             syncLocked()
             store.record().syncedVersion?.let { version -> version to openSynced().secrets }
         } catch (e: SyncException) {
+            if (e.code !in CANNOT_READ) throw e
             null
         }
         try { backup.erase(member?.second, member?.first) } catch (e: BackupError) { throw backupFailure("erasing the vault failed", e) }

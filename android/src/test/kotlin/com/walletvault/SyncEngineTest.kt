@@ -205,6 +205,22 @@ class SyncEngineTest {
         assertEquals("edited on the phone", tablet.document()!!.liveValues["b"]?.string)
     }
 
+    /**
+     * A member whose sync before the erasure fails (a conflict with no handler) is told why, and nothing is erased
+     * (Swift's aMemberWhoseSyncBeforeTheErasureFailsIsToldWhyAndNothingIsErased). Before, the failure was dropped and
+     * the erasure's 403 reached the member as REMOVED_FROM_VAULT.
+     */
+    @Test
+    fun aMemberWhoseSyncBeforeTheErasureFailsIsToldWhyAndNothingIsErased() {
+        val (a, b) = pairedDevices()
+        a.set("passport", "from A")
+        a.sync()
+        b.set("passport", "from B")
+        expectSync(SyncException.Code.UNRESOLVED_CONFLICT) { runSuspending { b.engine.eraseAccount() } }
+        assertNotNull(server.current, "the vault was erased")
+        assertEquals("from B", b.value("passport"))
+    }
+
     @Test
     fun concurrentSyncsAreSerialised() {
         val (a, _) = pairedDevices()
