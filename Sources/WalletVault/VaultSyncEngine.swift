@@ -653,7 +653,9 @@ public actor VaultSyncEngine {
     /// server refuses it from anyone else (a revoked device that still holds the login), and so from a device that
     /// cannot read the vault, unless the stored version is one from before write keys (FORMAT.md §11.8).
     /// - Throws: `SyncError` `.removedFromVault` when the server wants a proof this device cannot give, `.server`
-    ///   when the server refused or failed (nothing local changed then), `.localStorage`.
+    ///   when the server refused or failed (nothing local changed then), `.localStorage`; what `sync` throws when the
+    ///   sync before the erasure fails otherwise than for want of a readable vault (`.unresolvedConflict`,
+    ///   `.authenticationCanceled`, `.notNow`, `.server`): nothing is erased then.
     public func eraseAccount() async throws(SyncError) {
         try await exclusively { () async throws(SyncError) in
             // A member proves it may erase by the write key of the version it reads now (FORMAT.md §11.8). A device

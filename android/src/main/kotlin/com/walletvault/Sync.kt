@@ -862,7 +862,8 @@ class VaultSyncEngine(
      * vault's anti-rollback state (a new vault's first versions would look like a rollback here otherwise). Other
      * devices find no vault at their next sync; the device key stays, so this device can create or join a vault later.
      * Throws [SyncException] `SERVER` or `OFFLINE` when the server did not erase (nothing local changed then),
-     * `LOCAL_STORAGE`.
+     * `LOCAL_STORAGE`; what [sync] throws when the sync before the erasure fails otherwise than for want of a readable
+     * vault (`UNRESOLVED_CONFLICT`, `AUTHENTICATION_CANCELED`, `NOT_NOW`, `OFFLINE`, `SERVER`): nothing is erased then.
      */
     suspend fun eraseAccount(): Unit = exclusive {
         // A member proves it may erase by the write key of the version it reads now (FORMAT.md §11.8); a device that
