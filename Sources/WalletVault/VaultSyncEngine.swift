@@ -1240,8 +1240,6 @@ public actor VaultSyncEngine {
             record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: newWorking != document, nextAttemptAt: nil))
     }
 
-    /// The `SyncError` for a refused or failed request: `.removedFromVault` when the server wants a writer proof this
-    /// device cannot give, `.tooLarge` for its 413, `.server` otherwise.
     /// The failures that mean this device cannot read the vault the server holds, and so has no write key to prove
     /// membership by: an erasure then goes without a proof.
     private static let cannotRead: Set<SyncError.Code> = [
@@ -1249,6 +1247,8 @@ public actor VaultSyncEngine {
         .rollbackDetected, .forkDetected,
     ]
 
+    /// The `SyncError` for a refused or failed request: `.removedFromVault` when the server wants a writer proof this
+    /// device cannot give, `.tooLarge` for its 413, `.server` otherwise.
     private static func serverError(_ what: String, _ error: BackupError) -> SyncError {
         if error == .blobTooLarge {
             // The server's own limit (below this client's): as final as the client's check, and not to be retried.

@@ -189,17 +189,18 @@ class VaultSyncEngine(
     private fun snapshot() = synchronized(editLock) { Snapshot(store.workingCopy(), generation, store.record()) }
 
     /**
-     * Records what the server now holds ([result], sealed as [blob], version [version]) and makes [pending] the working
-     * copy (by default [result] itself), unless edits happened since [start]: then those edits are merged on top. Edits
-     * made meanwhile, or a [pending] copy other than [result], remain local edits.
+     * Records what the server now holds ([result], sealed as [blob], version [version]) and makes it the working copy,
+     * or [pending] (a merge not yet saved over it) when given; edits made since [start] are merged on top. Edits made
+     * meanwhile, or a [pending] copy, remain local edits.
      */
-    private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot, pending: VaultDocument = result) {
+    private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot, pending: VaultDocument? = null) {
         synchronized(editLock) {
             val editedMeanwhile = generation != start.generation
-            val working = if (!editedMeanwhile) pending else {
-                ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), pending, ThreeWayMerge.Winner.LOCAL).merged
+            val base = pending ?: result
+            val working = if (!editedMeanwhile) base else {
+                ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), base, ThreeWayMerge.Winner.LOCAL).merged
             }
-            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile || pending !== result, null))
+            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile || pending != null, null))
         }
     }
 
