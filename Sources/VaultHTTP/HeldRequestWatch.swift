@@ -13,7 +13,8 @@ final class HeldRequestWatch: @unchecked Sendable {
     }
     private struct State {
         var entries: [UInt64: Entry] = [:]
-        /// Deadlines as a binary min-heap; entries already answered are dropped as they come up.
+        /// Deadlines as a binary min-heap; entries already answered are dropped as they come up, or all at once when
+        /// they outnumber the held ones (`remove`).
         var deadlines: [(deadline: UInt64, id: UInt64)] = []
         /// Set by `releaseAll`: what arrives later is answered at once.
         var released = false
@@ -30,6 +31,9 @@ final class HeldRequestWatch: @unchecked Sendable {
 
     /// The requests held now.
     var count: Int { state.withLock { $0.entries.count } }
+
+    /// The deadlines kept, held requests' and answered ones' not yet dropped; at most about twice `count`.
+    var deadlinesKept: Int { state.withLock { $0.deadlines.count } }
 
     init() {
         var wake: Int32 = -1
@@ -88,8 +92,18 @@ final class HeldRequestWatch: @unchecked Sendable {
         state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: id) else { return }
             if entry.socket >= 0 { wv_hangup_watch_remove(watchDescriptor, entry.socket) }
+            // Answered requests' deadlines would otherwise stay until they pass (up to the longest wait): a client
+            // that opens long-polls and hangs up at once would grow the heap by one per request for that long.
+            if state.deadlines.count > Self.compactionFloor && state.deadlines.count > 2 * state.entries.count {
+                // Sorted by deadline is a valid min-heap; the rebuild runs once per `count` removals at most.
+                state.deadlines = state.entries.map { (deadline: $0.value.request.deadline, id: $0.key) }
+                    .sorted { $0.deadline < $1.deadline }
+            }
         }
     }
+
+    /// Below this many deadlines the heap is left to drop answered ones as they come up.
+    static let compactionFloor = 64
 
     /// Gives every held request its fallback now, and every later one at once.
     func releaseAll() {
