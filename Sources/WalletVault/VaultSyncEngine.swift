@@ -663,8 +663,15 @@ public actor VaultSyncEngine {
             var writer: WriterKeys?
             var storedVersion: String?
             do throws(SyncError) {
-                _ = try await syncNow()
-                if let version = store.syncRecord().syncedVersion {
+                if case .rateLimited = try await syncNow() {
+                    // Its saves wait out the cap, so that sync may have loaded nothing: the version last synced may
+                    // be one another device replaced since, and a proof over it is refused as if this device had been
+                    // removed. The proof goes over what the server holds now.
+                    if case (_, let snapshot?) = try await loadRemote(after: nil) {
+                        writer = WriterKeys(basis: try await open(snapshot.blob).state.identity, next: nil)
+                        storedVersion = snapshot.syncID
+                    }
+                } else if let version = store.syncRecord().syncedVersion {
                     writer = WriterKeys(basis: try await openSynced().identity, next: nil)
                     storedVersion = version
                 }

@@ -544,6 +544,37 @@ struct SDKEndToEndTests {
         #expect(await !a.engine.status().hasLocalEdits, "the revoke saved the merge with it")
     }
 
+    /// An erasure while this device's saves wait out the hourly cap: its sync sends no load then, so the version it
+    /// last synced may be one another device has replaced. Before, the erasure proved membership over that version,
+    /// the server refused the proof, and the member was told `.removedFromVault` (which an app may answer by wiping
+    /// the device).
+    @Test func anErasureDuringTheCapsPauseProvesOverTheVersionTheServerHoldsNow() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let limited = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: limited, conflictHandler: nil)
+        _ = try await a.engine.createVault()
+        try await a.set("x", "1")
+        _ = try await a.engine.sync()
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        try await a.set("z", "from A")
+        limited.play([.rateLimited(retryAfter: 120)], to: .saves)
+        guard case .rateLimited = try await a.engine.sync() else {
+            Issue.record("expected the rate limit")
+            return
+        }
+        try await b.set("y", "from B")
+        _ = try await b.engine.sync()
+        do throws(SyncError) {
+            try await a.engine.eraseAccount()
+        } catch {
+            Issue.record("the erasure failed: \(error)")
+        }
+        await requireError(.noVault) { _ = try await b.engine.sync() }
+    }
+
     /// A vault the client's own limit lets through but the server's `max_blob_bytes` refuses (a 413) is `.tooLarge`,
     /// as the client's own check is, and not a `.server` failure that `changes()` would retry, uploading it again each
     /// time.

@@ -873,8 +873,14 @@ class VaultSyncEngine(
         // erased: erasing anyway sent no proof, or one over an older version, and a member was told by the 403 that it
         // had been removed from its own vault.
         val member = try {
-            syncLocked()
-            store.record().syncedVersion?.let { version -> version to openSynced().secrets }
+            if (syncLocked() is SyncReport.RateLimited) {
+                // Its saves wait out the cap, so that sync may have loaded nothing: the version last synced may be one
+                // another device replaced since, and a proof over it is refused as if this device had been removed.
+                // The proof goes over what the server holds now.
+                loadRemote(null)?.let { snapshot -> snapshot.syncId to open(snapshot.blob, ownKeys()).state.secrets }
+            } else {
+                store.record().syncedVersion?.let { version -> version to openSynced().secrets }
+            }
         } catch (e: SyncException) {
             if (e.code !in CANNOT_READ) throw e
             null

@@ -101,7 +101,16 @@ class EndToEndTest {
             return (Json.parse(response.body) as JsonValue.Obj)["access_token"]!!.string!!
         }
         val tokens = SessionTokenProvider(baseUrl, { devToken() })
-        val backup = BackupClient(baseUrl, tokens)
+        /** While set, this device's saves meet the server's hourly cap (a 429, as the server answers past it). */
+        @Volatile var savesCapped = false
+        private val cappable = object : HttpTransport {
+            override suspend fun send(request: HttpRequest): HttpResponse =
+                if (savesCapped && request.url.contains("action=save")) {
+                    HttpResponse(429, mapOf("Retry-After" to "120", "Content-Type" to "application/json"),
+                        Crypto.utf8("{\"error\":\"rate_limited\",\"message\":\"hourly cap\"}"))
+                } else transport.send(request)
+        }
+        val backup = BackupClient(baseUrl, tokens, cappable)
         val engine = VaultSyncEngine(store, backup, keys, label, conflictHandler = this::decide)
         fun sync() = runSuspending { engine.sync() }
         fun set(id: String, value: String) = engine.edit { d, now -> d.set(id, Json.str(value), now) }
@@ -233,6 +242,28 @@ class EndToEndTest {
         expectSync(SyncException.Code.REMOVED_FROM_VAULT) { kotlin.sync() }
         cliOk("cli-b", "push", "--item", "after-revoke", file("r.txt", "x"))
         expectSync(SyncException.Code.REMOVED_FROM_VAULT) { kotlin.sync() }
+    }
+
+    /**
+     * An erasure while this device's saves wait out the hourly cap (Swift's
+     * anErasureDuringTheCapsPauseProvesOverTheVersionTheServerHoldsNow): the sync before it loads nothing then, and a
+     * proof over the version last synced, which the CLI device has replaced, was refused with the 403 that reads as
+     * `REMOVED_FROM_VAULT`. The proof goes over what the real server holds now, and the erasure goes through.
+     */
+    @Test
+    fun anErasureDuringTheCapsPauseProvesOverTheVersionTheServerHoldsNow() {
+        login("cli-g", "gina", "Laptop G")
+        cliOk("cli-g", "init")
+        cliOk("cli-g", "push", "--item", "passport", file("gp.txt", "P-G"))
+        val phone = KotlinDevice("gina", "Pixel 9")
+        pairWithCli("cli-g", phone)
+        phone.set("visa", "V-G")
+        phone.savesCapped = true
+        assertTrue(phone.sync() is SyncReport.RateLimited)
+        phone.savesCapped = false
+        cliOk("cli-g", "push", "--item", "licence", file("gl.txt", "L-G"))
+        runSuspending { phone.engine.eraseAccount() }
+        assertEquals(8, cli("cli-g", "pull", "--item", "passport").code, "the vault is gone from the server (no vault: exit 8)")
     }
 
     @Test
