@@ -174,7 +174,10 @@ public struct LocalVaultStore: Sendable {
         }
     }
 
-    /// The sync bookkeeping, or a fresh record.
+    /// The sync bookkeeping, or a fresh record (none stored yet, or one that cannot be read).
+    ///
+    /// A fresh record names no synced version, so the next sync merges the server's copy into the working copy rather
+    /// than restoring over it (`SyncPlanner.plan`): an edit the lost record marked as pending is kept and saved.
     public func syncRecord() -> SyncRecord {
         (try? Data(contentsOf: url("sync.json"))).flatMap { try? JSONDecoder().decode(SyncRecord.self, from: $0) }
             ?? SyncRecord(syncedVersion: nil, hasLocalEdits: false, nextAttemptAt: nil)

@@ -91,6 +91,28 @@ import WalletVault
         #expect(try store.workingCopy() == nil, "a missing copy is none")
     }
 
+    /// A sync record that cannot be read is taken for none: it then names no synced version, and a device with a
+    /// working copy and no synced version merges what the server holds into it instead of restoring over it
+    /// (`SyncPlanner.plan`), so the edit it marked as pending is kept and saved, and the record written anew.
+    @Test func aSyncRecordThatCannotBeReadLeavesThePendingEditToAMerge() async throws {
+        let (_, _, a, b) = try await Self.pairedDevices()
+        try await a.set("visa", "V1")
+        _ = try await a.engine.sync()
+        try await b.set("licence", "L1")
+        let record = b.directory.appendingPathComponent("sync.json")
+        try Data("{\"syncedVersion\":".utf8).write(to: record)
+        let report = try await b.engine.sync()
+        guard case .merged = report else {
+            Issue.record("expected a merge, got \(report)")
+            return
+        }
+        #expect(try await b.values()["licence"] == .string("L1"), "the edit is kept")
+        #expect(try await b.values()["visa"] == .string("V1"))
+        _ = try await a.engine.sync()
+        #expect(try await a.values()["licence"] == .string("L1"), "and saved")
+        #expect(await b.engine.status().syncedVersion != nil, "the record is written anew")
+    }
+
     // MARK: Point 10: the counter file is authenticated
 
     @Test func anEditedCounterFileIsRefusedNotTakenAsAFreshStart() async throws {
