@@ -23,6 +23,12 @@ CONNECTIONS=${CONNECTIONS:-64}
 LOAD_ROUNDS=${LOAD_ROUNDS:-3}
 LOAD_SECONDS=${LOAD_SECONDS:-6}
 BIN=${WV_SERVER_BINARY:-.build/release/walletvault-server}
+# The passes (two per round) and the 4 s of warm-up must end before the held long-polls' wait=60 does: a run past it
+# measured loads beside long-polls already answered (LOAD_ROUNDS=9 did: "beside 0 held long-polls").
+if [ $((LOAD_ROUNDS * 2 * LOAD_SECONDS + 4)) -ge 56 ]; then
+  echo "bench_longpoll.sh: LOAD_ROUNDS x 2 x LOAD_SECONDS + 4 must stay under the long-polls' 60 s wait" >&2
+  exit 2
+fi
 URL=$WALLETVAULT_TEST_POSTGRES_URL
 work=$(mktemp -d)
 server_pid=""; nginx_pid=""; second_pid=""; holder_pid=""
