@@ -24,10 +24,21 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
     private let stopPipe: (read: Int32, write: Int32)
     private let listenerDone = DispatchSemaphore(value: 0)
     private let listening = Atomic<Bool>(false)
+    /// How long the listening connection may be silent before it is asked to answer a `SELECT 1`.
+    private let heartbeatSeconds: Double
+    /// How long a statement on the listening connection may take before the connection is taken for lost.
+    private let answerTimeoutSeconds: Double
 
     /// Starts listening on the database at a `postgresql://` URL, connecting again whenever the connection is lost.
-    public init(url: String) {
+    ///
+    /// A connection silent for `heartbeatSeconds` must answer a `SELECT 1` within `answerTimeoutSeconds`, or it is
+    /// taken for lost: a listener on a half-open socket (a NAT timeout, a failover without a reset) otherwise hears
+    /// nothing and notices nothing for as long as TCP takes to give up, about two hours, while every cross-node
+    /// wake-up on this node waits for its waiter's deadline.
+    public init(url: String, heartbeatSeconds: Double = 30, answerTimeoutSeconds: Double = 10) {
         self.url = url
+        self.heartbeatSeconds = heartbeatSeconds
+        self.answerTimeoutSeconds = answerTimeoutSeconds
         var descriptors: [Int32] = [-1, -1]
         _ = pipe(&descriptors)
         stopPipe = (descriptors[0], descriptors[1])
@@ -91,11 +102,13 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
         while !stopping.load(ordering: .relaxed) {
             do throws(StoreError) {
                 let connection = try PostgresConnection(url: url)
-                try connection.execute("LISTEN \(Self.channel)")
+                let early = try connection.runListening(
+                    "LISTEN \(Self.channel)", timeoutSeconds: answerTimeoutSeconds, interruption: stopPipe.read)
                 listening.store(true, ordering: .releasing)
                 backoffSeconds = 0.1
                 // Announcements made before this LISTEN (at startup, or while the connection was down) never arrive.
                 for subscriber in subscribers.withLock({ $0 }) { subscriber.onMissed() }
+                hand(early)
                 try relay(from: connection)
             } catch {
                 listening.store(false, ordering: .releasing)
@@ -113,15 +126,23 @@ public final class PostgresChangeFeed: BlobChangeFeed, @unchecked Sendable {
                 pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&descriptors, 2, -1)
+            let ready = poll(&descriptors, 2, Int32(heartbeatSeconds * 1000))
             if ready < 0 && errno == EINTR { continue }
             if descriptors[1].revents != 0 { return }
+            if ready == 0 {
+                hand(try connection.runListening("SELECT 1", timeoutSeconds: answerTimeoutSeconds, interruption: stopPipe.read))
+                continue
+            }
             guard descriptors[0].revents != 0 else { continue }
-            let tags = try connection.receivedNotifications()
-            guard !tags.isEmpty else { continue }
-            let subscribers = subscribers.withLock { $0 }
-            for tag in tags { for subscriber in subscribers { subscriber.onChange(tag) } }
+            hand(try connection.receivedNotifications())
         }
+    }
+
+    /// Hands notifications' tags to every subscriber, oldest first.
+    private func hand(_ tags: [String]) {
+        guard !tags.isEmpty else { return }
+        let subscribers = subscribers.withLock { $0 }
+        for tag in tags { for subscriber in subscribers { subscriber.onChange(tag) } }
     }
 
     /// Sleeps up to `seconds`; returns whether the feed was stopped meanwhile.

@@ -59,8 +59,61 @@ final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `StoreError(.unavailable)` when the connection is lost.
     func receivedNotifications() throws(StoreError) -> [String] {
         guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
-            throw StoreError(.unavailable, "PostgreSQL: the listening connection ended: \(Self.trimmed(PQerrorMessage(handle)))")
+            throw unavailable("the connection ended")
         }
+        return takeNotifications()
+    }
+
+    /// Runs `sql` (one statement, no parameters) on a listening connection without blocking past `timeoutSeconds`, or
+    /// past `interruption` becoming readable; returns the payloads of the notifications read meanwhile, oldest first.
+    ///
+    /// A blocking `PQexec` on a connection whose server stopped answering (a half-open socket after a NAT timeout or
+    /// a failover without a reset, a stalled server) waits for TCP to give up, some two hours, and holds a node's
+    /// shutdown as long.
+    /// - Throws: `StoreError(.unavailable)` when the connection fails, the server refuses the statement, no answer
+    ///   came in time, or `interruption` became readable.
+    func runListening(_ sql: String, timeoutSeconds: Double, interruption: Int32) throws(StoreError) -> [String] {
+        // Non-blocking, so that sending cannot block either; this connection runs nothing through `PQexec`.
+        guard PQsetnonblocking(handle, 1) == 0, PQsendQuery(handle, sql) == 1 else { throw unavailable("cannot send") }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeoutSeconds * 1_000_000_000)
+        var payloads: [String] = []
+        var flushed = false
+        while true {
+            if !flushed {
+                let flush = PQflush(handle)
+                guard flush >= 0 else { throw unavailable("cannot send") }
+                flushed = flush == 0
+            }
+            if flushed {
+                guard PQconsumeInput(handle) == 1 else { throw unavailable("the connection ended") }
+                payloads += takeNotifications()
+                if PQisBusy(handle) == 0 {
+                    var failure: StoreError?
+                    while let result = PQgetResult(handle) {
+                        do throws(StoreError) { _ = try check(result) } catch { failure = failure ?? error }
+                    }
+                    payloads += takeNotifications()
+                    if let failure { throw failure }
+                    return payloads
+                }
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { throw unavailable("no answer within \(timeoutSeconds) s") }
+            var descriptors = [
+                pollfd(fd: socket, events: Int16(flushed ? POLLIN : POLLIN | POLLOUT), revents: 0),
+                pollfd(fd: interruption, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, 2, Int32(min(Double(deadline - now) / 1_000_000, 60_000)) + 1)
+            if ready < 0 && errno != EINTR { throw unavailable("cannot wait for the answer") }
+            if descriptors[1].revents != 0 { throw StoreError(.unavailable, "PostgreSQL: interrupted") }
+        }
+    }
+
+    private func unavailable(_ what: String) -> StoreError {
+        StoreError(.unavailable, "PostgreSQL: the listening connection: \(what): \(Self.trimmed(PQerrorMessage(handle)))")
+    }
+
+    private func takeNotifications() -> [String] {
         var payloads: [String] = []
         while let notification = PQnotifies(handle) {
             payloads.append(String(cString: notification.pointee.extra))

@@ -64,4 +64,31 @@ import VaultTestSupport
         #expect(delivered, "\(recorder.count) of 2000 notifications delivered")
         #expect(recorder.growth < 256)
     }
+
+    /// A listening connection that goes silent without closing (a NAT timeout, a failover without a reset) is found
+    /// out by its heartbeat and made again, and notifications reach the node again. Before, the listener's `poll`
+    /// waited without end: `isListening` stayed true and no other node's save woke a waiter here until TCP gave up.
+    @Test(.enabled(if: TestPostgres.enabled, TestPostgres.skipMessage))
+    func aListeningConnectionThatGoesSilentIsFoundOutAndMadeAgain() async throws {
+        let url = try TestPostgres.requireURL()
+        let port = try #require(URLComponents(string: url)?.port.flatMap { UInt16(exactly: $0) })
+        let proxy = try StallingTCPProxy(target: port)
+        defer { proxy.close() }
+        var proxied = try #require(URLComponents(string: url))
+        proxied.port = Int(proxy.port)
+        let feed = PostgresChangeFeed(url: try #require(proxied.string), heartbeatSeconds: 0.5, answerTimeoutSeconds: 1)
+        defer { feed.stop() }
+        let sender = PostgresChangeFeed(url: url)
+        defer { sender.stop() }
+        let tag = "silent-\(UUID().uuidString)"
+        let heard = DepthRecorder()
+        let lost = DepthRecorder()
+        feed.subscribe(onChange: { if $0 == tag { heard.record() } }, onMissed: {}, onLost: { lost.record() })
+        #expect(try await eventually { feed.isListening }, "the feed never listened")
+        proxy.stallOpenConnections()
+        #expect(try await eventually(timeout: .seconds(15)) { lost.count > 0 }, "the silent connection was never found out")
+        #expect(try await eventually(timeout: .seconds(15)) { feed.isListening }, "the feed did not listen again")
+        sender.publish(tag)
+        #expect(try await eventually(timeout: .seconds(15)) { heard.count == 1 }, "the notification did not arrive")
+    }
 }
