@@ -95,9 +95,14 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Starts listening and returns the bound port.
     ///
-    /// - Throws: `HTTPServerStartError` when the address cannot be bound or TLS refuses its credentials.
+    /// - Throws: `HTTPServerStartError` when the address cannot be bound, TLS refuses its credentials, or the watch of
+    ///   held requests could not be made.
     @discardableResult
     public func start() throws(HTTPServerStartError) -> UInt16 {
+        // Without its epoll set the watch's thread would find `epoll_wait` failing at once and spin a core.
+        guard held.canWatch else {
+            throw HTTPServerStartError("cannot make the epoll set that watches held requests (no descriptor left?)")
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let certificate = options.tls.map { strdup($0.certificate) } ?? nil
         let key = options.tls.map { strdup($0.key) } ?? nil

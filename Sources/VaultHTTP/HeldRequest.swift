@@ -33,7 +33,8 @@ public final class HeldRequest: Sendable {
         answer(fallback)
     }
 
-    /// Answers the request with `response` unless it has an answer already; returns whether this call gave it.
+    /// Answers the request with `response` unless it has an answer already, running `whenAnswered`'s listeners before
+    /// the answer is delivered; returns whether this call gave it.
     @discardableResult
     public func answer(_ response: HTTPResponse) -> Bool {
         let listeners: [@Sendable (HTTPResponse) -> Void]? = state.withLock { state in
@@ -43,8 +44,10 @@ public final class HeldRequest: Sendable {
             return state.onAnswer
         }
         guard let listeners else { return false }
-        deliver(response)
+        // Listeners first: delivering resumes the connection, and a client that polls again at once on it found the
+        // slot of this long-poll still counted against its cap (a 429).
         for listener in listeners { listener(response) }
+        deliver(response)
         return true
     }
 

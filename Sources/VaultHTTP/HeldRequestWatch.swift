@@ -29,6 +29,9 @@ final class HeldRequestWatch: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private var thread: Thread?
 
+    /// Whether the epoll set and wake descriptor could be made (no descriptor left, otherwise).
+    var canWatch: Bool { watchDescriptor >= 0 && wakeDescriptor >= 0 }
+
     /// The requests held now.
     var count: Int { state.withLock { $0.entries.count } }
 
