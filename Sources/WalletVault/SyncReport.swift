@@ -14,7 +14,8 @@ public enum SyncReport: Sendable, Equatable {
     /// Both sides' edits were merged and saved; `conflicts` lists items a conflict decision settled.
     case merged(version: String, conflicts: [String])
     /// The server's hourly cap was hit: nothing was lost, the local copy stays authoritative, and the
-    /// next attempt is allowed at `nextAttempt`.
+    /// next attempt is allowed at `nextAttempt`. Another device's save found meanwhile was merged under the local edits
+    /// (the conflict handler asked as a merge asks), to be saved with them then.
     case rateLimited(nextAttempt: UTCTimestamp)
     /// The vault was saved with a new DEK; `skipped` lists entries that could not be re-wrapped.
     case rotated(version: String, skipped: [DEKRotation.Skipped])

@@ -266,8 +266,8 @@ public actor VaultSyncEngine {
     /// delivered. Failures that may pass (the network, a 5xx) pause 1 s, doubling to 60 s, and so does a long-poll
     /// that found nothing and came back in under half its wait (a server or proxy that ignores `wait`); a 429 pauses its
     /// `Retry-After`, at least 1 s. A `.rateLimited` report counts as such a failure and pauses the longer of its step and the time
-    /// left until the next attempt, at most 60 s: the version the long-poll found cannot be taken in before then, so
-    /// the next long-poll would find it again at once. Cancelling the task that iterates ends the sequence and the
+    /// left until the next attempt, at most 60 s, then syncs again: the pending edit cannot be saved before then, and
+    /// each of those syncs still takes in what other devices saved. Cancelling the task that iterates ends the sequence and the
     /// long-poll in flight. Call it while the app is in the foreground.
     ///
     /// - Throws (through the sequence): the `SyncError` retrying cannot cure: no access, a removed device, an
@@ -374,7 +374,8 @@ public actor VaultSyncEngine {
     }
 
     /// `body`'s report, or `.rateLimited` when its save met the server's hourly cap: the local copy stays
-    /// authoritative, and the time the server allows the next save is recorded, so that syncs until then send none.
+    /// authoritative, and the time the server allows the next save is recorded, so that syncs until then send none
+    /// (they still load).
     /// - Throws: the other `SyncError`s `body` throws.
     private func reportingRateLimit(_ body: () async throws(SyncError) -> SyncReport) async throws(SyncError) -> SyncReport {
         do throws(SyncError) {
@@ -397,14 +398,19 @@ public actor VaultSyncEngine {
     }
 
     /// One round; nil when a racing save (409) asks for another.
+    ///
+    /// While the server's hourly cap holds this device's saves back, a round still loads: another device's save is
+    /// merged under the pending edits and becomes the synced version, and only the save waits. A round that loaded
+    /// nothing then left every operation of the pause (a revocation, a restore, an erasure, the synced recovery key)
+    /// working over a version the server may have replaced, for up to an hour.
     private func syncRound() async throws(SyncError) -> SyncReport? {
         let before = store.syncRecord()
-        if let next = before.nextAttemptAt, clock.now().millisecondsSinceEpoch < next, before.hasLocalEdits {
-            return .rateLimited(nextAttempt: UTCTimestamp(millisecondsSinceEpoch: next))
-        }
         let (remote, snapshot) = try await loadRemote(after: before.syncedVersion)
         // Read after the load, so an edit made while it was in flight takes part in this round's plan.
         let record = store.syncRecord()
+        let heldUntil = record.nextAttemptAt.flatMap { next in
+            record.hasLocalEdits && clock.now().millisecondsSinceEpoch < next ? UTCTimestamp(millisecondsSinceEpoch: next) : nil
+        }
         let working = try readWorking()
         let local = SyncPlanner.LocalState(
             syncedVersion: record.syncedVersion, hasLocalEdits: record.hasLocalEdits,
@@ -419,6 +425,7 @@ public actor VaultSyncEngine {
             case .createRemote:
                 throw SyncError(.noVault, "no vault on the server; create one")
             case .push(let basedOn):
+                if let heldUntil { return .rateLimited(nextAttempt: heldUntil) }
                 guard let document = working.document else { return nil }
                 let synced = try await openSynced()
                 let state = try await enrollingThisDevice(in: synced) ?? synced
@@ -432,7 +439,7 @@ public actor VaultSyncEngine {
                 return try await restore(snapshot, version: version, replacing: working)
             case .merge(let version):
                 guard let snapshot, working.document != nil else { return nil }
-                return try await merge(snapshot, version: version, working: working)
+                return try await merge(snapshot, version: version, working: working, savingNotBefore: heldUntil)
             }
         } catch {
             // Another device saved first: load again and decide anew.
@@ -575,8 +582,12 @@ public actor VaultSyncEngine {
         }
     }
 
-    /// Merges and saves; nil (another round) when an edit came in before the upload could start.
-    private func merge(_ snapshot: BackupClient.Snapshot, version: String, working: WorkingRead) async throws(SyncError) -> SyncReport? {
+    /// Merges and saves; nil (another round) when an edit came in before the upload could start. With `savingNotBefore`
+    /// (the hourly cap's pause) the merge is kept as pending edits over the cloud version, which becomes the synced one,
+    /// and nothing is saved.
+    private func merge(
+        _ snapshot: BackupClient.Snapshot, version: String, working: WorkingRead, savingNotBefore heldUntil: UTCTimestamp?
+    ) async throws(SyncError) -> SyncReport? {
         guard let local = working.document else { return nil }
         let opened = try await open(snapshot.blob)
         let cloud = try decode(opened.plaintext)
@@ -587,6 +598,10 @@ public actor VaultSyncEngine {
         case .takeCloud:
             return try await restore(snapshot, version: version, replacing: working)
         case .save(let chosen, let conflicts):
+            if let heldUntil {
+                try keepPending(chosen, over: cloud, snapshot, version: version, working: working, nextAttemptAt: heldUntil)
+                return .rateLimited(nextAttempt: heldUntil)
+            }
             let state = try await enrollingThisDevice(in: opened.state) ?? opened.state
             let sealed = try await envelopeCall { try await sealer.seal(encode(chosen), over: state) }
             do throws(SyncError) {
@@ -597,12 +612,22 @@ public actor VaultSyncEngine {
                 // The cloud version was opened, and the opener accepted its counter: it becomes the synced one, the
                 // merge pending on top. Kept on the older one, every operation opening the synced copy until the next
                 // successful save (for a 429, an hour) reported a rollback.
-                try store.commitSynced(
-                    cloud, blob: snapshot.blob, working: try workingCopy(over: chosen, basedOn: working),
-                    record: LocalVaultStore.SyncRecord(syncedVersion: version, hasLocalEdits: true, nextAttemptAt: nil))
+                try keepPending(chosen, over: cloud, snapshot, version: version, working: working, nextAttemptAt: nil)
                 throw error
             }
         }
+    }
+
+    /// Makes the opened cloud version the synced one with `merged` (and any edit made since `working` was read) pending
+    /// on top, to be saved no earlier than `nextAttemptAt`.
+    private func keepPending(
+        _ merged: VaultDocument, over cloud: VaultDocument, _ snapshot: BackupClient.Snapshot, version: String,
+        working: WorkingRead, nextAttemptAt: UTCTimestamp?
+    ) throws(SyncError) {
+        try store.commitSynced(
+            cloud, blob: snapshot.blob, working: try workingCopy(over: merged, basedOn: working),
+            record: LocalVaultStore.SyncRecord(
+                syncedVersion: version, hasLocalEdits: true, nextAttemptAt: nextAttemptAt?.millisecondsSinceEpoch))
     }
 
     // MARK: - History and erasure
@@ -663,15 +688,11 @@ public actor VaultSyncEngine {
             var writer: WriterKeys?
             var storedVersion: String?
             do throws(SyncError) {
-                if case .rateLimited = try await syncNow() {
-                    // Its saves wait out the cap, so that sync may have loaded nothing: the version last synced may
-                    // be one another device replaced since, and a proof over it is refused as if this device had been
-                    // removed. The proof goes over what the server holds now.
-                    if case (_, let snapshot?) = try await loadRemote(after: nil) {
-                        writer = WriterKeys(basis: try await open(snapshot.blob).state.identity, next: nil)
-                        storedVersion = snapshot.syncID
-                    }
-                } else if let version = store.syncRecord().syncedVersion {
+                // Also while the hourly cap holds saves back: that sync loads all the same, so the proof goes over
+                // the version the server holds (one over a replaced version is refused as if this device had been
+                // removed).
+                _ = try await syncNow()
+                if let version = store.syncRecord().syncedVersion {
                     writer = WriterKeys(basis: try await openSynced().identity, next: nil)
                     storedVersion = version
                 }

@@ -423,6 +423,44 @@ struct SDKEndToEndTests {
         return (server, user, lossy, device)
     }
 
+    /// Devices A and B (and C when `withThirdDevice`) of one vault, A's edit `z` pending in the hourly cap's pause: its
+    /// last sync met a 429 with two minutes to wait.
+    ///
+    /// - Throws: when A's sync did not meet the cap (a failed `#require`), and what the devices' set-up throws.
+    func devicesWithAInTheCapsPause(withThirdDevice: Bool = false) async throws
+        -> (a: SimulatedDevice, b: SimulatedDevice, c: SimulatedDevice?)
+    {
+        let (a, b, c, limited) = try await pairedDevicesWithScriptedAnswersForA(withThirdDevice: withThirdDevice)
+        try await a.set("z", "from A")
+        limited.play([.rateLimited(retryAfter: 120)], to: .saves)
+        let report = try await a.engine.sync()
+        let metTheCap = if case .rateLimited = report { true } else { false }
+        try #require(metTheCap, "A's sync did not meet the cap: \(report)")
+        return (a, b, c)
+    }
+
+    /// Devices A and B (and C when `withThirdDevice`) of one synced vault; A's requests go through `limited`, which
+    /// answers what a test plays to it.
+    ///
+    /// - Throws: what the devices' set-up throws.
+    func pairedDevicesWithScriptedAnswersForA(withThirdDevice: Bool = false) async throws
+        -> (a: SimulatedDevice, b: SimulatedDevice, c: SimulatedDevice?, limited: ScriptedAnswers)
+    {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let limited = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: limited, conflictHandler: nil)
+        _ = try await a.engine.createVault()
+        try await a.set("x", "1")
+        _ = try await a.engine.sync()
+        let b = try SimulatedDevice(server: server, user: user, label: "B")
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        let c = withThirdDevice ? try SimulatedDevice(server: server, user: user, label: "C") : nil
+        if let c { _ = try await a.engine.pairAndConfirm(c.engine) }
+        return (a, b, c, limited)
+    }
+
     /// Records an issue unless `body` throws a `SyncError` carrying the server's 409 (`.conflict`); `otherwise` names
     /// what its success would mean.
     func expectConflict(_ otherwise: String, _ body: () async throws(SyncError) -> Void) async {
@@ -512,16 +550,7 @@ struct SDKEndToEndTests {
     /// version, and every operation that opens it (a revoke, an approval, a confirmation code) reported
     /// `.rollbackDetected` until the cap lifted: a false alarm, and an urgent revoke refused.
     @Test func aMergeWhoseSaveMetTheCapLeavesNoFalseRollback() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let limited = ScriptedAnswers(server.transport())
-        let a = try SimulatedDevice(
-            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: limited, conflictHandler: nil)
-        _ = try await a.engine.createVault()
-        try await a.set("x", "1")
-        _ = try await a.engine.sync()
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.pairAndConfirm(b.engine)
+        let (a, b, _, limited) = try await pairedDevicesWithScriptedAnswersForA()
         let bKekID = try #require(try await a.engine.devices().first { $0.label == "B" }?.kekID)
         try await b.set("y", "from B")
         _ = try await b.engine.sync()
@@ -549,22 +578,7 @@ struct SDKEndToEndTests {
     /// the server refused the proof, and the member was told `.removedFromVault` (which an app may answer by wiping
     /// the device).
     @Test func anErasureDuringTheCapsPauseProvesOverTheVersionTheServerHoldsNow() async throws {
-        let server = try InProcessServer()
-        let user = UUID().uuidString
-        let limited = ScriptedAnswers(server.transport())
-        let a = try SimulatedDevice(
-            baseURL: server.baseURL, user: user, label: "A", directory: nil, transport: limited, conflictHandler: nil)
-        _ = try await a.engine.createVault()
-        try await a.set("x", "1")
-        _ = try await a.engine.sync()
-        let b = try SimulatedDevice(server: server, user: user, label: "B")
-        _ = try await a.engine.pairAndConfirm(b.engine)
-        try await a.set("z", "from A")
-        limited.play([.rateLimited(retryAfter: 120)], to: .saves)
-        guard case .rateLimited = try await a.engine.sync() else {
-            Issue.record("expected the rate limit")
-            return
-        }
+        let (a, b, _) = try await devicesWithAInTheCapsPause()
         try await b.set("y", "from B")
         _ = try await b.engine.sync()
         do throws(SyncError) {
@@ -573,6 +587,50 @@ struct SDKEndToEndTests {
             Issue.record("the erasure failed: \(error)")
         }
         await requireError(.noVault) { _ = try await b.engine.sync() }
+    }
+
+    /// A sync while this device's saves wait out the hourly cap still loads: another device's save is merged under
+    /// this one's pending edit and becomes the synced version, and nothing is saved until the pause ends. Before, such
+    /// a sync loaded nothing until then (up to an hour): the device showed none of the other's changes, and every
+    /// operation it made meanwhile went over the version it last synced.
+    @Test func aSyncDuringTheCapsPauseTakesInAnotherDevicesSaveAndSavesNothing() async throws {
+        let (a, b, _) = try await devicesWithAInTheCapsPause()
+        try await b.set("y", "from B")
+        guard case .pushed(let fromB) = try await b.engine.sync() else {
+            Issue.record("B's save should go through")
+            return
+        }
+        guard case .rateLimited = try await a.engine.sync() else {
+            Issue.record("the pause should hold")
+            return
+        }
+        #expect(try await a.values() == ["x": .string("1"), "y": .string("from B"), "z": .string("from A")])
+        #expect(await a.engine.status().syncedVersion == fromB, "B's version is the synced one")
+        #expect(await a.engine.status().hasLocalEdits, "A's edit is still to be saved")
+        #expect(await a.engine.status().nextAttemptAt != nil, "the pause is kept")
+        guard case .upToDate = try await b.engine.sync() else {
+            Issue.record("A saved during the pause")
+            return
+        }
+    }
+
+    /// A revocation while this device's saves wait out a cap that has ended on the server (a proxy's 429, or another
+    /// device's pause reported here): before, the sync before it loaded nothing, the revocation saved over the version
+    /// this device last synced, and every attempt met the 409 of another device's newer save until the pause ended.
+    @Test func aRevocationDuringTheCapsPauseSavesOverTheVersionTheServerHoldsNow() async throws {
+        let (a, b, c) = try await devicesWithAInTheCapsPause(withThirdDevice: true)
+        let cKekID = try #require(try await c?.engine.devices().first { $0.isThisDevice }?.kekID)
+        try await b.set("y", "from B")
+        _ = try await b.engine.sync()
+        do throws(SyncError) {
+            _ = try await a.engine.revoke(kekID: cKekID)
+        } catch {
+            Issue.record("the revocation failed: \(error)")
+        }
+        _ = try await b.engine.sync()
+        #expect(try await b.values() == ["x": .string("1"), "y": .string("from B"), "z": .string("from A")])
+        #expect(try await !b.engine.devices().contains { $0.kekID == cKekID })
+        await requireError(.removedFromVault) { _ = try await c?.engine.sync() }
     }
 
     /// A vault the client's own limit lets through but the server's `max_blob_bytes` refuses (a 413) is `.tooLarge`,

@@ -28,6 +28,41 @@ struct SyncedRecoveryKeyTests {
         return (try SimulatedDevice(server: server, user: user, label: "iPhone B", keychain: keychain, syncedKeys: account), keychain)
     }
 
+    /// A phone whose saves wait out the hourly cap turns the synced key on after another phone of the same Apple
+    /// account did: before, its sync loaded nothing during the pause, the key it found in the account was in none of
+    /// the entries it had, and it stored a new one in its place, so the vault's entry for the first key had no key
+    /// behind it anywhere and a new phone could not recover with it.
+    @Test func aPhoneInTheCapsPauseKeepsTheSyncedKeyAnotherPhoneTurnedOn() async throws {
+        let server = try InProcessServer()
+        let user = UUID().uuidString
+        let keychainA = FakeKeychain()
+        let limited = ScriptedAnswers(server.transport())
+        let a = try SimulatedDevice(
+            baseURL: server.baseURL, user: user, label: "iPhone A", directory: nil, transport: limited, conflictHandler: nil,
+            keychain: keychainA, syncedKeys: keychainA.account)
+        _ = try await a.engine.createVault(recoveryPaths: [(try RecoveryCodeKEK(code: RecoveryCode.generate()), "recovery code")])
+        try await a.set("passport", "P1")
+        _ = try await a.engine.sync()
+        let (b, _) = try secondPhone(server, user, of: keychainA.account)
+        _ = try await a.engine.pairAndConfirm(b.engine)
+        try await a.set("licence", "L1")
+        limited.play([.rateLimited(retryAfter: 120)], to: .saves)
+        guard case .rateLimited = try await a.engine.sync() else {
+            Issue.record("expected the rate limit")
+            return
+        }
+        _ = try await b.engine.enableSyncedRecoveryKey()
+        #expect(keychainA.account.writes == 1)
+        _ = try? await a.engine.enableSyncedRecoveryKey()
+        #expect(keychainA.account.writes == 1, "the key B stored is kept")
+        let (c, _) = try secondPhone(server, user, of: keychainA.account)
+        guard case .restored = try await c.engine.recoverWithSyncedKey() else {
+            Issue.record("a new phone should recover with the synced key")
+            return
+        }
+        #expect(try await c.values()["passport"] == .string("P1"))
+    }
+
     @Test func aNewPhoneOfTheSameAccountOpensWithTheSyncedKeyAndEnrollsItsOwnSecureEnclaveKey() async throws {
         let (server, user, a, keychainA) = try await phoneWithSyncedKey()
         let synced = try #require(try await a.engine.devices().first { $0.isSyncedRecoveryKey })

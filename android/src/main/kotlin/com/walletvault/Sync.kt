@@ -193,14 +193,17 @@ class VaultSyncEngine(
      * or [pending] (a merge not yet saved over it) when given; edits made since [start] are merged on top. Edits made
      * meanwhile, or a [pending] copy, remain local edits.
      */
-    private fun writeBack(result: VaultDocument, blob: ByteArray, version: String, start: Snapshot, pending: VaultDocument? = null) {
+    private fun writeBack(
+        result: VaultDocument, blob: ByteArray, version: String, start: Snapshot, pending: VaultDocument? = null,
+        nextAttemptAt: Long? = null
+    ) {
         synchronized(editLock) {
             val editedMeanwhile = generation != start.generation
             val base = pending ?: result
             val working = if (!editedMeanwhile) base else {
                 ThreeWayMerge.merge(start.document ?: VaultDocument(), store.workingCopy() ?: VaultDocument(), base, ThreeWayMerge.Winner.LOCAL).merged
             }
-            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile || pending != null, null))
+            store.commitSynced(result, blob, working, LocalVaultStore.Record(version, editedMeanwhile || pending != null, nextAttemptAt))
         }
     }
 
@@ -360,11 +363,16 @@ class VaultSyncEngine(
         return next
     }
 
+    /**
+     * One round; null when a racing save (409) asks for another. While the server's hourly cap holds this device's
+     * saves back, a round still loads: another device's save is merged under the pending edits and becomes the synced
+     * version, and only the save waits. A round that loaded nothing then left every operation of the pause (a
+     * revocation, a restore, an erasure) working over a version the server may have replaced, for up to an hour.
+     */
     private suspend fun syncRound(): SyncReport? {
         val start = snapshot()
         val record = start.record
-        val next = record.nextAttemptAt
-        if (next != null && clock.nowMillis() < next && record.hasLocalEdits) return SyncReport.RateLimited(next)
+        val heldUntil = record.nextAttemptAt?.takeIf { clock.nowMillis() < it && record.hasLocalEdits }
         val working = start.document
         val remote = loadRemote(record.syncedVersion)
         try {
@@ -378,11 +386,12 @@ class VaultSyncEngine(
             if (!changed) {
                 val synced = remote.syncId
                 if (!record.hasLocalEdits || working == null) return enrollInSyncedVersion(synced, record, start) ?: SyncReport.UpToDate(synced)
+                if (heldUntil != null) return SyncReport.RateLimited(heldUntil)
                 val state = openSynced()
                 return SyncReport.Pushed(saveOver(state, enrollingThisDevice(state), working, synced, start))
             }
             if (working == null || (!record.hasLocalEdits && record.syncedVersion != null)) return restore(remote, start)
-            return merge(remote, working, start)
+            return merge(remote, working, start, savingNotBefore = heldUntil)
         } catch (e: SyncException) {
             // Another device saved first: load again and decide anew.
             if (e.backupError is BackupError.Conflict) return null
@@ -559,11 +568,19 @@ class VaultSyncEngine(
         }
     }
 
-    private suspend fun merge(remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot, openedAlready: OpenedVault? = null): SyncReport {
+    private suspend fun merge(
+        remote: BackupClient.Snapshot, working: VaultDocument, start: Snapshot, openedAlready: OpenedVault? = null,
+        savingNotBefore: Long? = null
+    ): SyncReport {
         val opened = openedAlready ?: open(remote.blob, ownKeys())
         val cloud = decode(opened.plaintext)
         val outcome = mergeOutcome(working, cloud, opened.state.envelope.updatedAtMillis)
         val chosen = outcome as? MergeOutcome.Save ?: return restore(remote, start, opened)
+        if (savingNotBefore != null) {
+            // The hourly cap's pause: the merge waits as pending edits over the cloud version, now the synced one.
+            writeBack(cloud, remote.blob, remote.syncId, start, pending = chosen.document, nextAttemptAt = savingNotBefore)
+            return SyncReport.RateLimited(savingNotBefore)
+        }
         // A device that confirmed its pairing with edits pending saves its enrollment and the merge together.
         val saved = try {
             saveOver(opened.state, enrollingThisDevice(opened.state), chosen.document, remote.syncId, start)
@@ -872,15 +889,11 @@ class VaultSyncEngine(
         // Any other failure of the sync (a conflict, a cancelled prompt, the network) is thrown as it is, nothing
         // erased: erasing anyway sent no proof, or one over an older version, and a member was told by the 403 that it
         // had been removed from its own vault.
+        // Also while the hourly cap holds saves back: that sync loads all the same, so the proof goes over the version
+        // the server holds (one over a replaced version is refused as if this device had been removed).
         val member = try {
-            if (syncLocked() is SyncReport.RateLimited) {
-                // Its saves wait out the cap, so that sync may have loaded nothing: the version last synced may be one
-                // another device replaced since, and a proof over it is refused as if this device had been removed.
-                // The proof goes over what the server holds now.
-                loadRemote(null)?.let { snapshot -> snapshot.syncId to open(snapshot.blob, ownKeys()).state.secrets }
-            } else {
-                store.record().syncedVersion?.let { version -> version to openSynced().secrets }
-            }
+            syncLocked()
+            store.record().syncedVersion?.let { version -> version to openSynced().secrets }
         } catch (e: SyncException) {
             if (e.code !in CANNOT_READ) throw e
             null
