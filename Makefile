@@ -32,7 +32,8 @@ run: build
 # Suites that time a live server's deadlines run on their own, one test at a time: in the parallel run, tests that
 # block on sockets hold the two cooperative threads and a deadline test's own sleeps are late by tens of seconds.
 # They run after the parallel run, beside the other checks that mostly wait (scripts/checks_side_by_side.sh).
-TIMED_SUITES = SlowClientAndDrainTests|HTTPServerSuspendTests|OperationsTests|PostgresOutageTests|LongPollTests
+# HTTPServerStartTests runs with them for another reason: it leaves the process without descriptors for a moment.
+TIMED_SUITES = SlowClientAndDrainTests|HTTPServerSuspendTests|OperationsTests|PostgresOutageTests|LongPollTests|HTTPServerStartTests
 
 test: deps format-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
