@@ -35,6 +35,5 @@ import Testing
         let restored = setrlimit(resource, &limit)
         try #require(restored == 0, "the descriptor limit could not be restored")
         #expect(throws: HTTPServerStartError.self) { try server.start() }
-        server.stop()
     }
 }

@@ -13,10 +13,7 @@ public final class RawHTTPConnection {
     /// - Throws: when the connection is refused.
     public init(port: UInt16) throws {
         socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = sockaddr_in.loopback(port: port)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {

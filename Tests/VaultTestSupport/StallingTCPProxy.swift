@@ -28,7 +28,7 @@ public final class StallingTCPProxy: Sendable {
     public init(target: UInt16) throws {
         self.target = target
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = Self.loopback(port: 0)
+        var address = sockaddr_in.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
@@ -57,20 +57,12 @@ public final class StallingTCPProxy: Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
-
     private func acceptLoop() {
         while !state.withLock({ $0.closed }) {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: target)
+            var address = sockaddr_in.loopback(port: target)
             let connected = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
