@@ -186,12 +186,16 @@ def sqlite_check(path: str, scratch: str, owners: dict, ledgers: dict) -> tuple[
         def body_of(key: bytes, sync_ms: int, body, name) -> bytes:
             if name is None:
                 return body.encode() if isinstance(body, str) else bytes(body)
-            try:
-                with open(os.path.join(path + ".bodies", name), "rb") as file:
-                    return file.read()
-            except FileNotFoundError:
-                missing.append(f"row {key.hex()[:12]}/{sync_ms}: its body file {name} is missing")
-                return b""
+            # In the subdirectory its name's first two characters name (BodyFileDirectory); a store the kill left
+            # before its first start moved them may still hold one in the directory itself.
+            for place in (os.path.join(path + ".bodies", name[:2], name), os.path.join(path + ".bodies", name)):
+                try:
+                    with open(place, "rb") as file:
+                        return file.read()
+                except FileNotFoundError:
+                    continue
+            missing.append(f"row {key.hex()[:12]}/{sync_ms}: its body file {name} is missing")
+            return b""
 
         rows = [(key.hex(), sync_ms, body_of(key, sync_ms, body, name)) for key, sync_ms, body, name in
                 connection.execute(f"SELECT storage_key, sync_ms, body, {file_column} FROM vault_versions")]

@@ -7,6 +7,14 @@ import Foundation
 /// committed row names a file a crash could lose; it is removed after the commit that deletes its row (a history trim
 /// or an erasure), and files no row names (a crash between the two steps, a refused or failed save) are removed by
 /// `sweep` when the store opens, before it takes requests. A file is never written again once named.
+///
+/// Files live in 256 subdirectories named by the first two hex digits of their names. In one directory, every
+/// creation and removal took that directory's lock while ext4 chose the new file's inode, and on a file system without
+/// a journal that choice walks past every inode freed in the last minutes (`recently_deleted`), which history trims
+/// free at the rate saves come: the lock and the walk were half of a save's CPU time and held SQLite saves to 0.73× their
+/// anchor (docs/PERFORMANCE.md, "Save (D2, SQLite)"). The directory is also marked as the top of a hierarchy
+/// (`FS_TOPDIR_FL`, `chattr +T`), so ext4's Orlov allocator spreads the subdirectories, and with them their files'
+/// inodes, over its block groups; where the file system has no such flag the mark is skipped.
 final class BodyFileDirectory: Sendable {
     /// The directory's path.
     let path: String
@@ -25,6 +33,38 @@ final class BodyFileDirectory: Sendable {
         guard directory >= 0 else {
             throw StoreError(.unavailable, "cannot open the body directory \(path): \(String(cString: strerror(errno)))")
         }
+        Self.markAsTopOfHierarchy(directory)
+        var created = false
+        for shard in Self.shards {
+            if mkdirat(directory, shard, 0o700) == 0 {
+                created = true
+            } else if errno != EEXIST {
+                throw StoreError(.unavailable, "cannot create \(shard) in the body directory \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        // The subdirectories must be on disk before a synced file in one is taken for durable.
+        if created, fsync(directory) != 0 { throw failure("sync the subdirectories of") }
+    }
+
+    /// The subdirectories' names: `00` to `ff`.
+    static let shards = (0..<256).map { String(format: "%02x", $0) }
+
+    /// The path of the file `name` below the directory: in the subdirectory its first two characters name.
+    static func relativePath(_ name: String) -> String {
+        "\(name.prefix(2))/\(name)"
+    }
+
+    /// Sets ext4's top-directory flag; a file system that refuses it (not ext2/3/4, or no flags at all) is left as is.
+    private static func markAsTopOfHierarchy(_ directory: Int32) {
+        // <linux/fs.h>: FS_IOC_GETFLAGS = _IOR('f', 1, long), FS_IOC_SETFLAGS = _IOW('f', 2, long), FS_TOPDIR_FL; the
+        // kernel reads and writes an int through either (ioctl_iflags(2)).
+        let getFlags: UInt = 0x8008_6601
+        let setFlags: UInt = 0x4008_6602
+        let topDirectory: CInt = 0x0002_0000
+        var flags: CInt = 0
+        guard ioctl(directory, getFlags, &flags) == 0, flags & topDirectory == 0 else { return }
+        flags |= topDirectory
+        _ = ioctl(directory, setFlags, &flags)
     }
 
     deinit {
@@ -36,7 +76,7 @@ final class BodyFileDirectory: Sendable {
     /// - Throws: `StoreError` when the file cannot be written in full; nothing is then left behind.
     func write(_ body: Data) throws(StoreError) -> (name: String, descriptor: Int32) {
         let name = Self.newName()
-        let file = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let file = openat(directory, Self.relativePath(name), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw failure("create") }
         let written = body.withUnsafeBytes { bytes -> Bool in
             var done = 0
@@ -51,13 +91,13 @@ final class BodyFileDirectory: Sendable {
         guard written else {
             let error = failure("write")
             close(file)
-            unlinkat(directory, name, 0)
+            unlinkat(directory, Self.relativePath(name), 0)
             throw error
         }
         return (name, file)
     }
 
-    /// Syncs a file `write` made (its bytes and size) and closes it, then syncs the directory, so the file is found
+    /// Syncs a file `write` made (its bytes and size) and closes it, then syncs its subdirectory, so the file is found
     /// after a crash; a commit naming it must come after.
     ///
     /// Each save runs this on its own thread while it waits in the queue of the group commit, so it overlaps the
@@ -68,20 +108,31 @@ final class BodyFileDirectory: Sendable {
     /// docs/PERFORMANCE.md).
     ///
     /// - Throws: `StoreError` when either sync fails.
-    func sync(_ descriptor: Int32) throws(StoreError) {
+    func sync(_ descriptor: Int32, name: String) throws(StoreError) {
         // fdatasync also syncs the size, which reading the bytes back needs.
         let synced = fdatasync(descriptor) == 0
         let error = synced ? nil : failure("sync")
         close(descriptor)
         if let error { throw error }
-        guard fsync(directory) == 0 else { throw failure("sync the directory entry of") }
+        try syncShard(of: name)
     }
 
-    /// Syncs the directory, so removals before it are on disk (an erasure's).
+    /// Syncs the subdirectories of the files `names`, so their removals before it are on disk (an erasure's).
     ///
-    /// - Throws: `StoreError` when the directory cannot be synced.
-    func syncEntries() throws(StoreError) {
-        guard fsync(directory) == 0 else { throw failure("sync") }
+    /// - Throws: `StoreError` when a subdirectory cannot be synced.
+    func syncEntries(of names: some Sequence<String>) throws(StoreError) {
+        for shard in Set(names.map { String($0.prefix(2)) }) { try syncShard(shard) }
+    }
+
+    private func syncShard(of name: String) throws(StoreError) {
+        try syncShard(String(name.prefix(2)))
+    }
+
+    private func syncShard(_ shard: String) throws(StoreError) {
+        let descriptor = openat(directory, shard, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("open the subdirectory of") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw failure("sync the directory entry of") }
     }
 
     /// The body file `name`, open for reading, or nil when it is gone (a commit since the row was read deleted its
@@ -89,7 +140,7 @@ final class BodyFileDirectory: Sendable {
     ///
     /// - Throws: `StoreError` when it cannot be opened, or its size is not the `length` its row records.
     func open(_ name: String, length: Int) throws(StoreError) -> BlobFile? {
-        let file = openat(directory, name, O_RDONLY | O_CLOEXEC)
+        let file = openat(directory, Self.relativePath(name), O_RDONLY | O_CLOEXEC)
         guard file >= 0 else {
             if errno == ENOENT { return nil }
             throw failure("open")
@@ -104,19 +155,40 @@ final class BodyFileDirectory: Sendable {
 
     /// Removes the files `names` (a name already gone is no error).
     func remove(_ names: some Sequence<String>) {
-        for name in names { unlinkat(directory, name, 0) }
+        for name in names { unlinkat(directory, Self.relativePath(name), 0) }
     }
 
-    /// Removes every file in the directory whose name is not in `named`: the files of saves that never committed and
-    /// of versions whose removal a crash interrupted.
+    /// Removes every file whose name is not in `named`: the files of saves that never committed and of versions whose
+    /// removal a crash interrupted. A named file still in the directory itself, where bodies were kept before the
+    /// subdirectories, is moved into its subdirectory and the move synced.
     ///
-    /// - Throws: `StoreError` when the directory cannot be listed.
+    /// - Throws: `StoreError` when a directory cannot be listed, or a move cannot be made or synced.
     func sweep(keeping named: Set<String>) throws(StoreError) {
-        let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch {
-            throw StoreError(.unavailable, "cannot list the body directory \(path)")
+        let shardNames = Set(Self.shards)
+        var moved: [String] = []
+        for name in try list(path) where !shardNames.contains(name) {
+            guard named.contains(name) else {
+                unlinkat(directory, name, 0)
+                continue
+            }
+            guard renameat(directory, name, directory, Self.relativePath(name)) == 0 else { throw failure("move") }
+            moved.append(name)
         }
-        remove(names.filter { !named.contains($0) })
+        if !moved.isEmpty {
+            try syncEntries(of: moved)
+            guard fsync(directory) == 0 else { throw failure("sync the moves of") }
+        }
+        for shard in Self.shards {
+            for name in try list(path + "/" + shard) where !named.contains(name) {
+                unlinkat(directory, shard + "/" + name, 0)
+            }
+        }
+    }
+
+    private func list(_ directory: String) throws(StoreError) -> [String] {
+        do { return try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw StoreError(.unavailable, "cannot list the body directory \(directory)")
+        }
     }
 
     /// 128 random bits in hex: names that never repeat and say nothing of whose body a file holds.

@@ -209,7 +209,7 @@ public final class SQLiteVaultStore: VaultStore {
         do throws(StoreError) {
             outcome = try groupCommit.save(save) {
                 do throws(StoreError) {
-                    try bodies.sync(file.descriptor)
+                    try bodies.sync(file.descriptor, name: file.name)
                     save.synced.finish(nil)
                 } catch {
                     save.synced.finish(error)
@@ -332,7 +332,7 @@ public final class SQLiteVaultStore: VaultStore {
             let removed = writer.takeRemovedBodyFiles()
             guard !removed.isEmpty else { return outcome }
             bodies.remove(removed)
-            try bodies.syncEntries()
+            try bodies.syncEntries(of: removed)
             return outcome
         }
     }

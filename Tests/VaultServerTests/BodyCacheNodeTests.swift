@@ -17,9 +17,9 @@ struct BodyCacheNodeTests {
 
     /// Whether a file in `node`'s body cache holds exactly `blob`.
     static func cacheHolds(_ blob: Data, on node: LiveServer) -> Bool {
-        let directory = node.directory.appendingPathComponent("body-cache")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.contains { FileManager.default.contents(atPath: directory.appendingPathComponent($0).path) == blob }
+        BodyFileListing.paths(in: node.directory.appendingPathComponent("body-cache").path).contains {
+            FileManager.default.contents(atPath: $0) == blob
+        }
     }
 
     @Test func aNodeServesAnotherNodesNewerSaveNotTheVersionItHolds() async throws {

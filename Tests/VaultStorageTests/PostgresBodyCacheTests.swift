@@ -38,13 +38,12 @@ struct PostgresBodyCacheTests {
     /// Whether any file in the cache directory holds the first 32 bytes of `body` (its tag and random marker).
     func directoryHolds(_ body: Data) -> Bool {
         let needle = body.prefix(32)
-        return fileNames().contains {
-            (FileManager.default.contents(atPath: directory + "/" + $0) ?? Data()).range(of: needle) != nil
-        }
+        return filesOnDisk().contains { (FileManager.default.contents(atPath: $0) ?? Data()).range(of: needle) != nil }
     }
 
-    func fileNames() -> [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    /// The paths of the cache's files.
+    func filesOnDisk() -> [String] {
+        BodyFileListing.paths(in: directory)
     }
 
     @Test func aSecondLoadOfTheSameVersionIsSentFromTheNodesFile() throws {
@@ -132,7 +131,7 @@ struct PostgresBodyCacheTests {
         #expect(directoryHolds(body))
         #expect(try store.delete(key, proof: nil) == .erased)
         #expect(!directoryHolds(body))
-        #expect(fileNames().isEmpty)
+        #expect(filesOnDisk().isEmpty)
     }
 
     @Test func aBodyReadWhileItsUserWasAnnouncedIsNotKept() throws {
@@ -141,11 +140,11 @@ struct PostgresBodyCacheTests {
         bodyCache.forget(tag: Self.tag(of: key))
         bodyCache.admit(SQLiteBodyFileTests.body("stale"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1), ticket: ticket)
         #expect(bodyCache.held.count == 0)
-        #expect(fileNames().isEmpty)
+        #expect(filesOnDisk().isEmpty)
         let missed = bodyCache.ticket(for: key)
         bodyCache.forgetAll()
         bodyCache.admit(SQLiteBodyFileTests.body("stale"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1), ticket: missed)
-        #expect(fileNames().isEmpty)
+        #expect(filesOnDisk().isEmpty)
     }
 
     @Test func whileTheFeedIsDeafNothingIsKeptAndListeningAgainStartsFromEmpty() throws {
@@ -153,16 +152,16 @@ struct PostgresBodyCacheTests {
         bodyCache.admit(
             SQLiteBodyFileTests.body("before"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1),
             ticket: bodyCache.ticket(for: freshKey()))
-        #expect(fileNames().count == 1)
+        #expect(filesOnDisk().count == 1)
         bodyCache.feedLost()
-        #expect(fileNames().isEmpty)
+        #expect(filesOnDisk().isEmpty)
         bodyCache.admit(
             SQLiteBodyFileTests.body("deaf"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1), ticket: bodyCache.ticket(for: key))
-        #expect(fileNames().isEmpty, "a body was kept while an erasure elsewhere would have gone unheard")
+        #expect(filesOnDisk().isEmpty, "a body was kept while an erasure elsewhere would have gone unheard")
         bodyCache.forgetAll()
         bodyCache.admit(
             SQLiteBodyFileTests.body("heard"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1), ticket: bodyCache.ticket(for: key))
-        #expect(fileNames().count == 1)
+        #expect(filesOnDisk().count == 1)
     }
 
     @Test func missedAnnouncementsEmptyTheCache() throws {
@@ -173,16 +172,16 @@ struct PostgresBodyCacheTests {
                 SQLiteBodyFileTests.body("user \(index)"), syncID: UTCTimestamp(millisecondsSinceEpoch: 1),
                 ticket: bodyCache.ticket(for: user))
         }
-        #expect(fileNames().count == 5)
+        #expect(filesOnDisk().count == 5)
         bodyCache.forgetAll()
-        #expect(fileNames().isEmpty && bodyCache.held.count == 0)
+        #expect(filesOnDisk().isEmpty && bodyCache.held.count == 0)
     }
 
     @Test func startingEmptiesTheDirectory() throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: directory + "/left-by-a-crash", contents: Data("old body".utf8))
         _ = try cache()
-        #expect(fileNames().isEmpty)
+        #expect(filesOnDisk().isEmpty)
     }
 
     @Test func theFilesStayWithinTheBudgetOneInEightAdmittedOnceFullOldestOut() throws {
@@ -194,7 +193,7 @@ struct PostgresBodyCacheTests {
                 ticket: bodyCache.ticket(for: user))
             #expect(bodyCache.held.bytes <= 200_000)
         }
-        #expect(fileNames().count == 10)
+        #expect(filesOnDisk().count == 10)
         // Ten fit; of the twenty after, the 8th and 16th (users 17 and 25) are admitted, each evicting the oldest.
         let held = users.indices.filter { bodyCache.ticket(for: users[$0]).cached != nil }
         #expect(held == Array(2...9) + [17, 25])
@@ -202,12 +201,12 @@ struct PostgresBodyCacheTests {
         bodyCache.admit(
             SQLiteBodyFileTests.body("large", count: 60_000), syncID: UTCTimestamp(millisecondsSinceEpoch: 1),
             ticket: bodyCache.ticket(for: freshKey()))
-        #expect(fileNames().count == 10)
+        #expect(filesOnDisk().count == 10)
     }
 
     @Test func concurrentSaveLoadAndEraseThroughTheCacheNeverServeATornOrErasedBody() async throws {
         let store = try node(try cache())
         try await SaveLoadEraseRace.run(store: store, key: key, rounds: 40) { [self] in request($0, at: $1) }
-        #expect(fileNames().isEmpty, "an erased user's body is still in the cache directory")
+        #expect(filesOnDisk().isEmpty, "an erased user's body is still in the cache directory")
     }
 }

@@ -37,10 +37,8 @@ struct SQLiteBodyFileTests {
 
     /// Every file of this store on disk: the database, its log and shared memory, and the body files.
     func filesOnDisk() -> [String] {
-        let bodies = path + ".bodies"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: bodies)) ?? []
-        return [path, path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
-            + names.map { bodies + "/" + $0 }
+        [path, path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+            + BodyFileListing.paths(in: path + ".bodies")
     }
 
     /// Whether any file of this store holds the first 32 bytes of `body` (its tag and marker).
@@ -50,7 +48,7 @@ struct SQLiteBodyFileTests {
     }
 
     func bodyFileCount() -> Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path + ".bodies")) ?? []).count
+        BodyFileListing.paths(in: path + ".bodies").count
     }
 
     @Test func aLoadHandsOverTheBodyFileWithTheRowsLength() throws {
@@ -65,6 +63,67 @@ struct SQLiteBodyFileTests {
         #expect(file.length == saved.count && file.offset == 0)
         #expect(try file.read() == saved)
         #expect(try store.versions(key).map(\.bytes) == [saved.count])
+    }
+
+    /// Each body file sits in the subdirectory its name's first two characters name, and on ext4 the body directory
+    /// carries the top-directory flag that spreads those subdirectories over block groups.
+    @Test func bodyFilesSitInTheSubdirectoryTheirNameBeginsWith() throws {
+        let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+        for index in 0..<20 { _ = try store.save(request(Self.body("spread \(index)"), at: Int64(index + 1) * 1000)) }
+        let files = BodyFileListing.paths(in: path + ".bodies")
+        #expect(files.count == 10)
+        for file in files {
+            let parts = file.dropFirst(path.count + ".bodies/".count).split(separator: "/")
+            #expect(parts.count == 2 && parts[1].count == 32 && parts[1].hasPrefix(parts[0]), "\(file)")
+        }
+        // Where the file system takes the flag on a directory of the test's own, the body directory must carry it.
+        if Self.topDirectoryFlag(settingOn: path + ".probe") == true {
+            #expect(Self.topDirectoryFlag(settingOn: nil, of: path + ".bodies") == true, "not marked as a top directory")
+        }
+    }
+
+    /// Whether `path`'s top-directory flag (`FS_TOPDIR_FL`) is set: after trying to set it on a new directory at
+    /// `settingOn`, or as `of` has it. Nil when the file system keeps no flags.
+    static func topDirectoryFlag(settingOn newDirectory: String?, of existing: String? = nil) -> Bool? {
+        if let newDirectory { mkdir(newDirectory, 0o700) }
+        defer { if let newDirectory { rmdir(newDirectory) } }
+        let directory = open(newDirectory ?? existing ?? "", O_RDONLY | O_DIRECTORY)
+        guard directory >= 0 else { return nil }
+        defer { close(directory) }
+        var flags: CInt = 0
+        guard ioctl(directory, 0x8008_6601, &flags) == 0 else { return nil }
+        if newDirectory != nil {
+            flags |= 0x0002_0000
+            _ = ioctl(directory, 0x4008_6602, &flags)
+            guard ioctl(directory, 0x8008_6601, &flags) == 0 else { return nil }
+        }
+        return flags & 0x0002_0000 != 0
+    }
+
+    /// A store whose body files are still in the directory itself (the layout before subdirectories) moves those its
+    /// rows name into their subdirectories when it opens, and serves them from there; other files there go.
+    @Test func openingMovesBodyFilesOfTheFlatLayoutIntoTheirSubdirectories() throws {
+        let kept = Self.body("flat kept")
+        let older = Self.body("flat older")
+        do {
+            let store = try SQLiteVaultStore(path: path, historyVersions: 10)
+            _ = try store.save(request(older, at: 1000))
+            _ = try store.save(request(kept, at: 2000))
+            store.close()
+        }
+        let bodies = path + ".bodies"
+        for file in BodyFileListing.paths(in: bodies) {
+            try FileManager.default.moveItem(atPath: file, toPath: bodies + "/" + (file as NSString).lastPathComponent)
+        }
+        let stray = Self.body("flat stray")
+        #expect(FileManager.default.createFile(atPath: bodies + "/fedcba9876543210fedcba9876543210", contents: stray))
+        let reopened = try SQLiteVaultStore(path: path, historyVersions: 10)
+        #expect(try reopened.load(key)?.body == kept)
+        let versions = try reopened.versions(key)
+        #expect(try reopened.load(key, syncID: try #require(versions.map(\.syncID).min()))?.body == older)
+        let files = BodyFileListing.paths(in: bodies)
+        #expect(files.count == 2 && files.allSatisfy { $0.dropFirst(bodies.count + 1).contains("/") })
+        #expect(!diskHolds(stray))
     }
 
     /// The index of newest versions follows saves and erasures, and takes in what a load of an earlier process's
@@ -216,11 +275,11 @@ struct SQLiteBodyFileTests {
         #expect(!diskHolds(over))
     }
 
-    /// The body directory's modification time, to the nanosecond.
-    func directoryModification() throws -> [Int] {
-        var status = stat()
-        guard stat(path + ".bodies", &status) == 0 else { throw CocoaError(.fileNoSuchFile) }
-        return [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+    /// The modification times of the body directory and its subdirectories, to the nanosecond.
+    func directoryModification() throws -> [String: [Int]] {
+        let times = BodyFileListing.modificationTimes(of: path + ".bodies")
+        guard times.count == 257 else { throw CocoaError(.fileNoSuchFile) }
+        return times
     }
 
     @Test func openingRemovesFilesNoRowNames() throws {
