@@ -101,7 +101,7 @@ final class BodyFileDirectory: Sendable {
     /// after a crash; a commit naming it must come after.
     ///
     /// Each save runs this on its own thread while it waits in the queue of the group commit, so it overlaps the
-    /// commit ahead of it; once the file's sync has committed the file system's journal (ext4), the directory's finds
+    /// commit ahead of it; once the file's sync has committed the file system's journal (ext4), the subdirectory's finds
     /// little left to write. Syncing the directory once per batch, before its commit, put a second journal commit in
     /// every batch's path, and syncing each file before queueing put its sync in each save's: 990 and 1 113, then
     /// 1 273–1 555 saves/s, against 1 381–1 862 before body files (`scripts/bench_storage.sh`, paired,
