@@ -49,22 +49,28 @@ final class BodyFileDirectory: Sendable {
     /// The subdirectories' names: `00` to `ff`.
     static let shards = (0..<256).map { String(format: "%02x", $0) }
 
-    /// The path of the file `name` below the directory: in the subdirectory its first two characters name.
-    static func relativePath(_ name: String) -> String {
-        "\(name.prefix(2))/\(name)"
+    /// The subdirectory the file `name` sits in: its first two characters.
+    static func shard(of name: String) -> String {
+        String(name.prefix(2))
     }
+
+    /// The path of the file `name` below the directory.
+    static func relativePath(_ name: String) -> String {
+        "\(shard(of: name))/\(name)"
+    }
+
+    // <linux/fs.h>: FS_IOC_GETFLAGS = _IOR('f', 1, long), FS_IOC_SETFLAGS = _IOW('f', 2, long), FS_TOPDIR_FL; the kernel
+    // reads and writes an int through either (ioctl_iflags(2)).
+    static let getFlagsRequest: UInt = 0x8008_6601
+    static let setFlagsRequest: UInt = 0x4008_6602
+    static let topDirectoryFlag: CInt = 0x0002_0000
 
     /// Sets ext4's top-directory flag; a file system that refuses it (not ext2/3/4, or no flags at all) is left as is.
     private static func markAsTopOfHierarchy(_ directory: Int32) {
-        // <linux/fs.h>: FS_IOC_GETFLAGS = _IOR('f', 1, long), FS_IOC_SETFLAGS = _IOW('f', 2, long), FS_TOPDIR_FL; the
-        // kernel reads and writes an int through either (ioctl_iflags(2)).
-        let getFlags: UInt = 0x8008_6601
-        let setFlags: UInt = 0x4008_6602
-        let topDirectory: CInt = 0x0002_0000
         var flags: CInt = 0
-        guard ioctl(directory, getFlags, &flags) == 0, flags & topDirectory == 0 else { return }
-        flags |= topDirectory
-        _ = ioctl(directory, setFlags, &flags)
+        guard ioctl(directory, getFlagsRequest, &flags) == 0, flags & topDirectoryFlag == 0 else { return }
+        flags |= topDirectoryFlag
+        _ = ioctl(directory, setFlagsRequest, &flags)
     }
 
     deinit {
@@ -114,18 +120,14 @@ final class BodyFileDirectory: Sendable {
         let error = synced ? nil : failure("sync")
         close(descriptor)
         if let error { throw error }
-        try syncShard(of: name)
+        try syncShard(Self.shard(of: name))
     }
 
     /// Syncs the subdirectories of the files `names`, so their removals before it are on disk (an erasure's).
     ///
     /// - Throws: `StoreError` when a subdirectory cannot be synced.
     func syncEntries(of names: some Sequence<String>) throws(StoreError) {
-        for shard in Set(names.map { String($0.prefix(2)) }) { try syncShard(shard) }
-    }
-
-    private func syncShard(of name: String) throws(StoreError) {
-        try syncShard(String(name.prefix(2)))
+        for shard in Set(names.map(Self.shard(of:))) { try syncShard(shard) }
     }
 
     private func syncShard(_ shard: String) throws(StoreError) {

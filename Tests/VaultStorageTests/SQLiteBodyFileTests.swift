@@ -91,13 +91,13 @@ struct SQLiteBodyFileTests {
         guard directory >= 0 else { return nil }
         defer { close(directory) }
         var flags: CInt = 0
-        guard ioctl(directory, 0x8008_6601, &flags) == 0 else { return nil }
+        guard ioctl(directory, BodyFileDirectory.getFlagsRequest, &flags) == 0 else { return nil }
         if newDirectory != nil {
-            flags |= 0x0002_0000
-            _ = ioctl(directory, 0x4008_6602, &flags)
-            guard ioctl(directory, 0x8008_6601, &flags) == 0 else { return nil }
+            flags |= BodyFileDirectory.topDirectoryFlag
+            _ = ioctl(directory, BodyFileDirectory.setFlagsRequest, &flags)
+            guard ioctl(directory, BodyFileDirectory.getFlagsRequest, &flags) == 0 else { return nil }
         }
-        return flags & 0x0002_0000 != 0
+        return flags & BodyFileDirectory.topDirectoryFlag != 0
     }
 
     /// A store whose body files are still in the directory itself (the layout before subdirectories) moves those its
